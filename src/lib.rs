@@ -1,0 +1,8 @@
+//! foxborne-receiver: a live MAVLink ground receiver (receiver JSONL, telemetry_gap alerts)
+//! and the post-sortie PX4 ULog ingest.
+//!
+//! The pure core (`mavlink`, `monitor`, `ulog`, `tlog`, `receipt`) takes bytes and times as
+//! arguments and never reads a clock or opens a socket. `daemon` and `sink` are the I/O shell.
+
+pub mod monitor;
+pub mod ulog;

@@ -1,0 +1,1 @@
+//! Pure monitors over receipts: telemetry_gap detector and SYSTEM_TIME latency estimator. (Being written.)
