@@ -4,5 +4,8 @@
 //! The pure core (`mavlink`, `monitor`, `ulog`, `tlog`, `receipt`) takes bytes and times as
 //! arguments and never reads a clock or opens a socket. `daemon` and `sink` are the I/O shell.
 
+pub mod mavlink;
 pub mod monitor;
+pub mod receipt;
+pub mod tlog;
 pub mod ulog;
