@@ -392,3 +392,7 @@ impl StreamScanner {
         self.buf.len() - self.cursor.pos
     }
 }
+
+#[cfg(test)]
+#[path = "scanner_tests.rs"]
+mod tests;
