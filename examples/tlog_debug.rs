@@ -9,9 +9,14 @@ fn main() {
     for r in TlogReader::new(&bytes, &keys) {
         if let ScanItem::Reject(rej) = r.item {
             let end = (r.offset + rej.bytes + 16).min(bytes.len());
-            println!("{:?} at {} bytes {} ts {} prev_frame {:?}", rej.reason, r.offset, rej.bytes, r.utc_us, prev);
+            println!(
+                "{:?} at {} bytes {} ts {} prev_frame {:?}",
+                rej.reason, r.offset, rej.bytes, r.utc_us, prev
+            );
             println!("   {:02x?}", &bytes[r.offset..end.min(r.offset + 80)]);
-        } else if let ScanItem::Frame(f) = r.item { prev = Some((f.name, f.sysid, f.compid, f.bytes.len())); }
+        } else if let ScanItem::Frame(f) = r.item {
+            prev = Some((f.name, f.sysid, f.compid, f.bytes.len()));
+        }
     }
 }
 #[allow(dead_code)]

@@ -4,8 +4,10 @@
 //! The pure core (`mavlink`, `monitor`, `ulog`, `tlog`, `receipt`) takes bytes and times as
 //! arguments and never reads a clock or opens a socket. `daemon` and `sink` are the I/O shell.
 
+pub mod config;
 pub mod mavlink;
 pub mod monitor;
 pub mod receipt;
+pub mod recorder;
 pub mod tlog;
 pub mod ulog;

@@ -165,8 +165,8 @@ pub const REQUIRED_KEYS: [&str; 9] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mavlink::{DatagramScanner, ScanItem};
     use crate::mavlink::signing::SigningKeys;
+    use crate::mavlink::{DatagramScanner, ScanItem};
 
     fn heartbeat_v2() -> Vec<u8> {
         // sysid 4, compid 1, seq 17, HEARTBEAT quadrotor/ardupilot.
@@ -186,9 +186,20 @@ mod tests {
         };
         let utc_ns = parse_utc("2026-09-24T14:32:03.912Z").unwrap() + 345_678;
         let link = json_string("radio1");
-        let arrival = Arrival { utc_ns, mono_ns: Some(81234567890123), link_json: &link, src_json: None };
+        let arrival = Arrival {
+            utc_ns,
+            mono_ns: Some(81234567890123),
+            link_json: &link,
+            src_json: None,
+        };
         let mut out = Vec::new();
-        write_line(&mut out, &mut UtcMillis::default(), &arrival, &frame, &LineOptions::default());
+        write_line(
+            &mut out,
+            &mut UtcMillis::default(),
+            &arrival,
+            &frame,
+            &LineOptions::default(),
+        );
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "{\"recv_utc\":\"2026-09-24T14:32:03.912Z\",\"mono_ns\":81234567890123,\"link\":\"radio1\",\"sysid\":4,\"compid\":1,\"msgid\":0,\"msg\":\"HEARTBEAT\",\"seq\":17,\"len\":9,\"ver\":2}\n"
@@ -204,13 +215,32 @@ mod tests {
         };
         let link = json_string("usb \"0\"");
         let src = json_string("127.0.0.1:5000");
-        let arrival = Arrival { utc_ns: -1, mono_ns: None, link_json: &link, src_json: Some(&src) };
-        let options = LineOptions { fields_for: vec![0], signatures_checked: false };
+        let arrival = Arrival {
+            utc_ns: -1,
+            mono_ns: None,
+            link_json: &link,
+            src_json: Some(&src),
+        };
+        let options = LineOptions {
+            fields_for: vec![0],
+            signatures_checked: false,
+        };
         let mut out = Vec::new();
-        write_line(&mut out, &mut UtcMillis::default(), &arrival, &frame, &options);
+        write_line(
+            &mut out,
+            &mut UtcMillis::default(),
+            &arrival,
+            &frame,
+            &options,
+        );
         let text = String::from_utf8(out).unwrap();
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
-        let keys: Vec<&str> = value.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        let keys: Vec<&str> = value
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
         assert_eq!(&keys[..9], &REQUIRED_KEYS);
         let record: ReceiptRecord = serde_json::from_str(&text).unwrap();
         assert_eq!(record.recv_utc, "1969-12-31T23:59:59.999Z");

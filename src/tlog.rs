@@ -39,7 +39,12 @@ pub struct TlogReader<'a, 'k> {
 
 impl<'a, 'k> TlogReader<'a, 'k> {
     pub fn new(buf: &'a [u8], keys: &'k SigningKeys) -> Self {
-        Self { buf, pos: 0, last_good_us: None, keys }
+        Self {
+            buf,
+            pos: 0,
+            last_good_us: None,
+            keys,
+        }
     }
 
     fn stamp_at(&self, pos: usize) -> Option<u64> {
@@ -84,7 +89,12 @@ impl<'a, 'k> TlogReader<'a, 'k> {
     }
 
     fn record(&self, offset: usize, stamp: u64, item: ScanItem<'a>) -> TlogRecord<'a> {
-        TlogRecord { offset, utc_us: stamp & !3, link_bits: (stamp & 3) as u8, item }
+        TlogRecord {
+            offset,
+            utc_us: stamp & !3,
+            link_bits: (stamp & 3) as u8,
+            item,
+        }
     }
 }
 
@@ -96,10 +106,21 @@ impl<'a> Iterator for TlogReader<'a, '_> {
         if offset >= self.buf.len() {
             return None;
         }
-        let reject = |reason, bytes| ScanItem::Reject(Reject { reason, bytes, msgid: None, sysid: None });
+        let reject = |reason, bytes| {
+            ScanItem::Reject(Reject {
+                reason,
+                bytes,
+                msgid: None,
+                sysid: None,
+            })
+        };
         let Some(stamp) = self.stamp_at(offset) else {
             self.pos = self.buf.len();
-            return Some(self.record(offset, 0, reject(RejectReason::Truncated, self.buf.len() - offset)));
+            return Some(self.record(
+                offset,
+                0,
+                reject(RejectReason::Truncated, self.buf.len() - offset),
+            ));
         };
         let frame_start = offset + STAMP_LEN;
         let rest = &self.buf[frame_start..];
@@ -113,7 +134,11 @@ impl<'a> Iterator for TlogReader<'a, '_> {
                 // The frame claims more bytes than the file has left: the last record was cut.
                 Some(ScanItem::Reject(r)) if r.reason == RejectReason::Truncated => {
                     self.pos = self.buf.len();
-                    return Some(self.record(offset, stamp, reject(RejectReason::Truncated, self.pos - offset)));
+                    return Some(self.record(
+                        offset,
+                        stamp,
+                        reject(RejectReason::Truncated, self.pos - offset),
+                    ));
                 }
                 Some(ScanItem::Reject(r)) if r.reason != RejectReason::Junk => {
                     // A whole frame with a bad CRC or an unknown id: the writer logged it whole,
@@ -123,7 +148,11 @@ impl<'a> Iterator for TlogReader<'a, '_> {
                     if next >= self.buf.len() || self.record_starts_at(next) {
                         self.pos = next.min(self.buf.len());
                         let bytes = self.pos - offset;
-                        return Some(self.record(offset, stamp, ScanItem::Reject(Reject { bytes, ..r })));
+                        return Some(self.record(
+                            offset,
+                            stamp,
+                            ScanItem::Reject(Reject { bytes, ..r }),
+                        ));
                     }
                 }
                 _ => {}

@@ -27,13 +27,16 @@ fn count_tlog(bytes: &[u8]) -> Counts {
         match record.item {
             ScanItem::Frame(f) => {
                 c.messages += 1;
-                *c.by_source.entry(format!("{}:{}", f.sysid, f.compid)).or_default() += 1;
+                *c.by_source
+                    .entry(format!("{}:{}", f.sysid, f.compid))
+                    .or_default() += 1;
                 *c.by_message.entry(f.name.to_string()).or_default() += 1;
                 let v = if f.version == Version::V2 { "v2" } else { "v1" };
                 *c.versions.entry(v.to_string()).or_default() += 1;
             }
             ScanItem::Reject(r) => {
-                c.truncated_tail = r.reason == RejectReason::Truncated && record.offset + r.bytes == bytes.len();
+                c.truncated_tail =
+                    r.reason == RejectReason::Truncated && record.offset + r.bytes == bytes.len();
                 c.reject_records += 1;
                 *c.rejects.entry(r.reason).or_default() += 1;
             }
@@ -64,10 +67,17 @@ fn tlogs_match_pymavlink_counts() {
     if common::corpus_dir().is_none() {
         return;
     }
-    assert!(files.len() >= 10, "expected the corpus tlogs, found {}", files.len());
+    assert!(
+        files.len() >= 10,
+        "expected the corpus tlogs, found {}",
+        files.len()
+    );
     for path in files {
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
-        let expected_path = path.parent().unwrap().join(format!("expected-pymavlink/{name}.pymavlink.json"));
+        let expected_path = path
+            .parent()
+            .unwrap()
+            .join(format!("expected-pymavlink/{name}.pymavlink.json"));
         let expected: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&expected_path).unwrap()).unwrap();
         let bytes = std::fs::read(&path).unwrap();
@@ -83,15 +93,35 @@ fn tlogs_match_pymavlink_counts() {
             }
         }
         eprintln!("{name}: {} msgs, rejects {:?}", got.messages, got.rejects);
-        assert_eq!(got.messages, expected["messages"].as_u64().unwrap(), "{name}: messages");
-        assert_eq!(got.by_source, as_counts(&expected["by_source"]), "{name}: by_source");
-        assert_eq!(got.by_message, as_counts(&expected["by_message"]), "{name}: by_message");
-        assert_eq!(got.versions, as_counts(&expected["versions"]), "{name}: versions");
+        assert_eq!(
+            got.messages,
+            expected["messages"].as_u64().unwrap(),
+            "{name}: messages"
+        );
+        assert_eq!(
+            got.by_source,
+            as_counts(&expected["by_source"]),
+            "{name}: by_source"
+        );
+        assert_eq!(
+            got.by_message,
+            as_counts(&expected["by_message"]),
+            "{name}: by_message"
+        );
+        assert_eq!(
+            got.versions,
+            as_counts(&expected["versions"]),
+            "{name}: versions"
+        );
         // pymavlink stops silently at a frame cut by the end of the file (it waits for bytes
         // that never come); we report that last record as truncated. It is the only place the
         // two counts may differ, and only by that one record.
         let pymavlink_view = got.reject_records - got.truncated_tail as u64;
-        assert_eq!(pymavlink_view, expected["bad_data"].as_u64().unwrap(), "{name}: bad data records");
+        assert_eq!(
+            pymavlink_view,
+            expected["bad_data"].as_u64().unwrap(),
+            "{name}: bad data records"
+        );
     }
 }
 
@@ -120,7 +150,9 @@ fn scan_raw(bytes: &[u8], chunk: usize) -> (Vec<(u8, u8, u32, u8)>, BTreeMap<Rej
 
 #[test]
 fn raw_captures_give_the_frame_counts_their_readme_states() {
-    let Some(dir) = common::corpus_dir() else { return };
+    let Some(dir) = common::corpus_dir() else {
+        return;
+    };
     let v2 = std::fs::read(dir.join("tlog/nodemavlink_mavlink-v2-3412-packets.raw")).unwrap();
     let (frames, rejects) = scan_raw(&v2, 4096);
     assert_eq!(frames.len(), 3412);

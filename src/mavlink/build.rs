@@ -18,7 +18,14 @@ fn crc_extra(msgid: u32) -> u8 {
 
 /// A MAVLink 1 frame. The CRC uses the dialect's CRC_EXTRA (0 for an unknown id).
 pub fn v1(header: Header, msgid: u8, payload: &[u8]) -> Vec<u8> {
-    let mut f = vec![0xFE, payload.len() as u8, header.seq, header.sysid, header.compid, msgid];
+    let mut f = vec![
+        0xFE,
+        payload.len() as u8,
+        header.seq,
+        header.sysid,
+        header.compid,
+        msgid,
+    ];
     f.extend_from_slice(payload);
     let crc = mavlink::calculate_crc(&f[1..], crc_extra(msgid as u32));
     f.extend_from_slice(&crc.to_le_bytes());

@@ -67,7 +67,12 @@ pub fn write_json(out: &mut Vec<u8>, version: Version, msgid: u32, payload: &[u8
             let _ = write!(
                 out,
                 r#"{{"custom_mode":{},"type":{},"autopilot":{},"base_mode":{},"system_status":{},"mavlink_version":{}}}"#,
-                h.custom_mode, h.mav_type, h.autopilot, h.base_mode, h.system_status, h.mavlink_version
+                h.custom_mode,
+                h.mav_type,
+                h.autopilot,
+                h.base_mode,
+                h.system_status,
+                h.mavlink_version
             );
             true
         }
@@ -136,7 +141,12 @@ mod tests {
     #[test]
     fn heartbeat_with_an_enum_newer_than_the_dialect_still_decodes() {
         let mut out = Vec::new();
-        assert!(write_json(&mut out, Version::V2, 0, &[0, 0, 0, 0, 250, 250, 0, 3, 3]));
+        assert!(write_json(
+            &mut out,
+            Version::V2,
+            0,
+            &[0, 0, 0, 0, 250, 250, 0, 3, 3]
+        ));
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["type"], 250);
         assert_eq!(v["autopilot"], 250);

@@ -267,7 +267,12 @@ struct Cursor {
 }
 
 impl Cursor {
-    fn next<'a>(&mut self, buf: &'a [u8], at_end: bool, keys: &SigningKeys) -> Option<ScanItem<'a>> {
+    fn next<'a>(
+        &mut self,
+        buf: &'a [u8],
+        at_end: bool,
+        keys: &SigningKeys,
+    ) -> Option<ScanItem<'a>> {
         let rest = buf.get(self.pos..).filter(|r| !r.is_empty())?;
         if rest[0] != STX_V1 && rest[0] != STX_V2 {
             let run = rest

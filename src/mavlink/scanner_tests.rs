@@ -5,7 +5,11 @@ use crate::mavlink::build::{self, Header};
 use crate::mavlink::signing::SigningKeys;
 
 fn hdr(sysid: u8, seq: u8) -> Header {
-    Header { sysid, compid: 1, seq }
+    Header {
+        sysid,
+        compid: 1,
+        seq,
+    }
 }
 
 /// A mixed stream: v1 and v2, truncated v2 payloads, a signed frame, junk between frames.
@@ -19,8 +23,19 @@ fn mixed_stream() -> (Vec<u8>, Vec<(u8, u32, u8)>) {
             0 => build::v1(hdr(sysid, i), 0, &build::heartbeat_payload(2, 3)),
             1 => build::v2(hdr(sysid, i), 0, &build::heartbeat_payload(1, 8)),
             // time_boot_ms = 0: the payload is cut to 8 bytes.
-            2 => build::v2(hdr(sysid, i), 2, &build::system_time_payload(1_700_000_000_000_000, 0)),
-            3 => build::v2_signed(hdr(sysid, i), 30, &build::attitude_payload(5, 0.1), &key, 3, 99),
+            2 => build::v2(
+                hdr(sysid, i),
+                2,
+                &build::system_time_payload(1_700_000_000_000_000, 0),
+            ),
+            3 => build::v2_signed(
+                hdr(sysid, i),
+                30,
+                &build::attitude_payload(5, 0.1),
+                &key,
+                3,
+                99,
+            ),
             _ => build::v1(hdr(sysid, i), 30, &build::attitude_payload(9, -0.1)),
         };
         let msgid = [0, 0, 2, 30, 30][(i % 5) as usize];
@@ -33,7 +48,11 @@ fn mixed_stream() -> (Vec<u8>, Vec<(u8, u32, u8)>) {
     (bytes, expect)
 }
 
-fn stream_frames(bytes: &[u8], chunk: usize, keys: &SigningKeys) -> (Vec<(u8, u32, u8)>, Vec<Reject>) {
+fn stream_frames(
+    bytes: &[u8],
+    chunk: usize,
+    keys: &SigningKeys,
+) -> (Vec<(u8, u32, u8)>, Vec<Reject>) {
     let mut scanner = StreamScanner::new();
     let mut frames = Vec::new();
     let mut rejects = Vec::new();
@@ -67,7 +86,11 @@ fn datagram_items(bytes: &[u8], keys: &SigningKeys) -> (Vec<(u8, u32, u8)>, Vec<
 }
 
 fn reasons(rejects: &[Reject]) -> Vec<RejectReason> {
-    rejects.iter().map(|r| r.reason).filter(|r| *r != RejectReason::Junk).collect()
+    rejects
+        .iter()
+        .map(|r| r.reason)
+        .filter(|r| *r != RejectReason::Junk)
+        .collect()
 }
 
 fn junk_bytes(rejects: &[Reject]) -> usize {
@@ -90,7 +113,11 @@ fn every_chunk_size_gives_the_same_frames() {
 
 #[test]
 fn truncated_v2_payload_is_a_receipt_with_the_length_as_received() {
-    let frame = build::v2(hdr(2, 0), 2, &build::system_time_payload(1_700_000_000_000_000, 0));
+    let frame = build::v2(
+        hdr(2, 0),
+        2,
+        &build::system_time_payload(1_700_000_000_000_000, 0),
+    );
     let keys = SigningKeys::default();
     let Some(ScanItem::Frame(f)) = DatagramScanner::new(&frame, &keys).next() else {
         panic!("no frame")
@@ -114,7 +141,11 @@ fn a_corrupt_frame_hiding_a_valid_one_gives_the_valid_one() {
     assert_eq!(frames, vec![(9, 0, 5)]);
     assert_eq!(reasons(&rejects), vec![RejectReason::BadCrc]);
     for chunk in 1..bytes.len() {
-        assert_eq!(stream_frames(&bytes, chunk, &keys).0, frames, "chunk {chunk}");
+        assert_eq!(
+            stream_frames(&bytes, chunk, &keys).0,
+            frames,
+            "chunk {chunk}"
+        );
     }
 }
 
@@ -129,7 +160,16 @@ fn bad_crc_unknown_id_and_incompat_flags_do_not_lose_the_frames_after_them() {
     let unknown = build::v2(hdr(42, 3), 42424, &[1, 2, 3, 4, 5]);
     let incompat = build::v2_with_flags(hdr(44, 4), 0, &build::heartbeat_payload(2, 3), 0x02);
     let mut bytes = Vec::new();
-    for piece in [&bad_crc, &good(10), &bitflip, &good(11), &unknown, &good(12), &incompat, &good(13)] {
+    for piece in [
+        &bad_crc,
+        &good(10),
+        &bitflip,
+        &good(11),
+        &unknown,
+        &good(12),
+        &incompat,
+        &good(13),
+    ] {
         bytes.extend_from_slice(piece);
     }
     let keys = SigningKeys::default();
@@ -137,9 +177,21 @@ fn bad_crc_unknown_id_and_incompat_flags_do_not_lose_the_frames_after_them() {
     assert_eq!(frames, vec![(1, 0, 10), (1, 0, 11), (1, 0, 12), (1, 0, 13)]);
     assert_eq!(
         reasons(&rejects),
-        vec![RejectReason::BadCrc, RejectReason::BadCrc, RejectReason::UnknownMessage, RejectReason::IncompatFlags]
+        vec![
+            RejectReason::BadCrc,
+            RejectReason::BadCrc,
+            RejectReason::UnknownMessage,
+            RejectReason::IncompatFlags
+        ]
     );
-    assert_eq!(rejects.iter().find(|r| r.reason == RejectReason::UnknownMessage).unwrap().msgid, Some(42424));
+    assert_eq!(
+        rejects
+            .iter()
+            .find(|r| r.reason == RejectReason::UnknownMessage)
+            .unwrap()
+            .msgid,
+        Some(42424)
+    );
     let accounted: usize = junk_bytes(&rejects) + 4 * good(0).len();
     assert_eq!(accounted, bytes.len(), "every byte is a frame or a reject");
 }
@@ -171,7 +223,8 @@ fn signatures_are_checked_against_configured_keys() {
     let mut bytes = signed.clone();
     bytes.extend_from_slice(&forged);
 
-    let first_signature = |keys: &SigningKeys, b: &[u8]| match DatagramScanner::new(b, keys).next() {
+    let first_signature = |keys: &SigningKeys, b: &[u8]| match DatagramScanner::new(b, keys).next()
+    {
         Some(ScanItem::Frame(f)) => Some(f.signature),
         _ => None,
     };
@@ -192,7 +245,10 @@ fn junk_without_start_markers_is_one_reject_per_run() {
     let (frames, rejects) = datagram_items(b"hello world", &keys);
     assert!(frames.is_empty());
     assert_eq!(rejects.len(), 1);
-    assert_eq!((rejects[0].reason, rejects[0].bytes), (RejectReason::Junk, 11));
+    assert_eq!(
+        (rejects[0].reason, rejects[0].bytes),
+        (RejectReason::Junk, 11)
+    );
     // A stream waits for the rest of a frame instead of rejecting it.
     let hb = build::v2(hdr(1, 1), 0, &build::heartbeat_payload(2, 3));
     let mut scanner = StreamScanner::new();

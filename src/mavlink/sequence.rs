@@ -67,10 +67,13 @@ impl SequenceTracker {
     /// Records a frame from `(link, sysid, compid)` and says what its sequence number shows.
     pub fn observe(&mut self, link: u16, sysid: u8, compid: u8, seq: u8) -> SeqOutcome {
         let mut first = false;
-        let stats = self.senders.entry((link, sysid, compid)).or_insert_with(|| {
-            first = true;
-            SeqStats::default()
-        });
+        let stats = self
+            .senders
+            .entry((link, sysid, compid))
+            .or_insert_with(|| {
+                first = true;
+                SeqStats::default()
+            });
         stats.received += 1;
         if first {
             stats.last_seq = seq;

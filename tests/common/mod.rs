@@ -13,7 +13,10 @@ pub fn corpus_dir() -> Option<PathBuf> {
         return Some(dir);
     }
     if std::env::var("FOXBORNE_REQUIRE_CORPUS").as_deref() == Ok("1") {
-        panic!("corpus not found at {} and FOXBORNE_REQUIRE_CORPUS=1", dir.display());
+        panic!(
+            "corpus not found at {} and FOXBORNE_REQUIRE_CORPUS=1",
+            dir.display()
+        );
     }
     eprintln!("corpus not found at {}: skipping", dir.display());
     None
@@ -21,7 +24,9 @@ pub fn corpus_dir() -> Option<PathBuf> {
 
 /// Files in a corpus subfolder with the given extension, sorted.
 pub fn corpus_files(sub: &str, ext: &str) -> Vec<PathBuf> {
-    let Some(dir) = corpus_dir() else { return Vec::new() };
+    let Some(dir) = corpus_dir() else {
+        return Vec::new();
+    };
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join(sub))
         .unwrap_or_else(|e| panic!("reading {}: {e}", dir.join(sub).display()))
         .map(|e| e.unwrap().path())

@@ -1,0 +1,404 @@
+//! The recorder: link bytes in, receive-log lines, raw `.tlog` records, reject counts,
+//! sequence statistics and the receipts the monitors need out. Pure: arrival times come in with
+//! the bytes, and output goes into buffers the caller writes.
+
+use crate::mavlink::fields::{self, HEARTBEAT, SYSTEM_TIME};
+use crate::mavlink::scanner::{DatagramScanner, RejectReason, ScanItem, StreamScanner};
+use crate::mavlink::sequence::{SeqOutcome, SequenceTracker};
+use crate::mavlink::signing::SigningKeys;
+use crate::mavlink::Frame;
+use crate::receipt::{self, Arrival, LineOptions, UtcMillis};
+
+pub const NANOS_PER_DAY: i64 = 86_400 * 1_000_000_000;
+
+/// Counters for one link.
+#[derive(Debug, Clone, Default)]
+pub struct LinkCounters {
+    pub bytes: u64,
+    pub receipts: u64,
+    /// Reject events by reason (a run of junk bytes counts once), indexed like `RejectReason::ALL`.
+    pub rejects: [u64; 6],
+    /// Bytes that were not part of any receipt.
+    pub bytes_skipped: u64,
+    pub seq_lost: u64,
+    pub seq_duplicates: u64,
+    pub seq_out_of_order: u64,
+}
+
+impl LinkCounters {
+    pub fn rejects_of(&self, reason: RejectReason) -> u64 {
+        self.rejects[reason_index(reason)]
+    }
+}
+
+fn reason_index(reason: RejectReason) -> usize {
+    RejectReason::ALL
+        .iter()
+        .position(|r| *r == reason)
+        .expect("listed")
+}
+
+/// What the monitors are told about.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Observation {
+    Heartbeat {
+        link: u16,
+        sysid: u8,
+        compid: u8,
+        utc_ns: i64,
+    },
+    SystemTime {
+        link: u16,
+        sysid: u8,
+        utc_ns: i64,
+        time_unix_usec: u64,
+        time_boot_ms: u32,
+    },
+}
+
+/// Output of one UTC day: lines for the receive log and records for the raw `.tlog`.
+#[derive(Debug, Default)]
+pub struct DayBatch {
+    /// UTC day number (days since the Unix epoch) of every line in this batch.
+    pub day: i64,
+    pub jsonl: Vec<u8>,
+    pub tlog: Vec<u8>,
+    pub receipts: u64,
+    pub first_utc_ns: i64,
+}
+
+/// What the recorder produced since the caller last took it.
+#[derive(Debug, Default)]
+pub struct Output {
+    pub batches: Vec<DayBatch>,
+    pub observations: Vec<Observation>,
+}
+
+impl Output {
+    fn batch_for(&mut self, utc_ns: i64) -> &mut DayBatch {
+        let day = utc_ns.div_euclid(NANOS_PER_DAY);
+        if self.batches.last().is_none_or(|b| b.day != day) {
+            self.batches.push(DayBatch {
+                day,
+                first_utc_ns: utc_ns,
+                ..DayBatch::default()
+            });
+        }
+        self.batches.last_mut().expect("just pushed")
+    }
+
+    pub fn receipts(&self) -> u64 {
+        self.batches.iter().map(|b| b.receipts).sum()
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.batches
+            .iter()
+            .map(|b| b.jsonl.len() + b.tlog.len())
+            .sum()
+    }
+}
+
+struct LinkState {
+    name: String,
+    name_json: String,
+    scanner: StreamScanner,
+    counters: LinkCounters,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct RecorderSettings {
+    pub fields_for: Vec<u32>,
+    pub signing_keys: Vec<[u8; 32]>,
+    pub reject_bad_signatures: bool,
+    pub capture_tlog: bool,
+}
+
+pub struct Recorder {
+    links: Vec<LinkState>,
+    keys: SigningKeys,
+    options: LineOptions,
+    capture_tlog: bool,
+    clock: UtcMillis,
+    sequences: SequenceTracker,
+}
+
+impl Recorder {
+    pub fn new(link_names: &[String], settings: RecorderSettings) -> Self {
+        let signatures_checked = !settings.signing_keys.is_empty();
+        Self {
+            links: link_names
+                .iter()
+                .map(|name| LinkState {
+                    name: name.clone(),
+                    name_json: receipt::json_string(name),
+                    scanner: StreamScanner::new(),
+                    counters: LinkCounters::default(),
+                })
+                .collect(),
+            keys: SigningKeys::new(settings.signing_keys, settings.reject_bad_signatures),
+            options: LineOptions {
+                fields_for: settings.fields_for,
+                signatures_checked,
+            },
+            capture_tlog: settings.capture_tlog,
+            clock: UtcMillis::default(),
+            sequences: SequenceTracker::new(),
+        }
+    }
+
+    pub fn link_name(&self, link: u16) -> &str {
+        &self.links[link as usize].name
+    }
+
+    pub fn counters(&self, link: u16) -> &LinkCounters {
+        &self.links[link as usize].counters
+    }
+
+    pub fn sequences(&self) -> &SequenceTracker {
+        &self.sequences
+    }
+
+    /// One UDP datagram: scanned on its own.
+    pub fn datagram(
+        &mut self,
+        link: u16,
+        utc_ns: i64,
+        mono_ns: Option<u64>,
+        src_json: Option<&str>,
+        bytes: &[u8],
+        out: &mut Output,
+    ) {
+        let state = &mut self.links[link as usize];
+        state.counters.bytes += bytes.len() as u64;
+        let arrival = Arrival {
+            utc_ns,
+            mono_ns,
+            link_json: &state.name_json,
+            src_json,
+        };
+        for item in DatagramScanner::new(bytes, &self.keys) {
+            record_item(
+                link,
+                item,
+                &arrival,
+                &mut state.counters,
+                &mut self.sequences,
+                &mut self.clock,
+                &self.options,
+                self.capture_tlog,
+                out,
+            );
+        }
+    }
+
+    /// Bytes from a stream link (serial): frames may span calls.
+    pub fn stream(
+        &mut self,
+        link: u16,
+        utc_ns: i64,
+        mono_ns: Option<u64>,
+        src_json: Option<&str>,
+        bytes: &[u8],
+        out: &mut Output,
+    ) {
+        let state = &mut self.links[link as usize];
+        state.counters.bytes += bytes.len() as u64;
+        state.scanner.push(bytes);
+        self.drain_stream(link, utc_ns, mono_ns, src_json, out);
+    }
+
+    /// A stream link closed: a partial frame it left is a reject, and the next bytes start afresh.
+    pub fn stream_end(&mut self, link: u16, utc_ns: i64, mono_ns: Option<u64>, out: &mut Output) {
+        self.links[link as usize].scanner.finish();
+        self.drain_stream(link, utc_ns, mono_ns, None, out);
+        self.links[link as usize].scanner = StreamScanner::new();
+    }
+
+    fn drain_stream(
+        &mut self,
+        link: u16,
+        utc_ns: i64,
+        mono_ns: Option<u64>,
+        src_json: Option<&str>,
+        out: &mut Output,
+    ) {
+        let state = &mut self.links[link as usize];
+        let arrival = Arrival {
+            utc_ns,
+            mono_ns,
+            link_json: &state.name_json,
+            src_json,
+        };
+        while let Some(item) = state.scanner.next_item(&self.keys) {
+            record_item(
+                link,
+                item,
+                &arrival,
+                &mut state.counters,
+                &mut self.sequences,
+                &mut self.clock,
+                &self.options,
+                self.capture_tlog,
+                out,
+            );
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn record_item(
+    link: u16,
+    item: ScanItem<'_>,
+    arrival: &Arrival<'_>,
+    counters: &mut LinkCounters,
+    sequences: &mut SequenceTracker,
+    clock: &mut UtcMillis,
+    options: &LineOptions,
+    capture_tlog: bool,
+    out: &mut Output,
+) {
+    match item {
+        ScanItem::Reject(reject) => {
+            counters.rejects[reason_index(reject.reason)] += 1;
+            counters.bytes_skipped += reject.bytes as u64;
+        }
+        ScanItem::Frame(frame) => {
+            counters.receipts += 1;
+            match sequences.observe(link, frame.sysid, frame.compid, frame.seq) {
+                SeqOutcome::Lost(n) => counters.seq_lost += n as u64,
+                SeqOutcome::Duplicate => counters.seq_duplicates += 1,
+                SeqOutcome::OutOfOrder => {
+                    counters.seq_out_of_order += 1;
+                    counters.seq_lost = counters.seq_lost.saturating_sub(1);
+                }
+                SeqOutcome::First | SeqOutcome::InOrder => {}
+            }
+            let batch = out.batch_for(arrival.utc_ns);
+            batch.receipts += 1;
+            receipt::write_line(&mut batch.jsonl, clock, arrival, &frame, options);
+            if capture_tlog {
+                write_tlog_record(&mut batch.tlog, arrival.utc_ns, &frame);
+            }
+            observe(link, &frame, arrival.utc_ns, &mut out.observations);
+        }
+    }
+}
+
+/// A `.tlog` record: 8-byte big-endian µs UTC, then the frame as received.
+fn write_tlog_record(out: &mut Vec<u8>, utc_ns: i64, frame: &Frame<'_>) {
+    let micros = utc_ns.div_euclid(1000).max(0) as u64;
+    out.extend_from_slice(&micros.to_be_bytes());
+    out.extend_from_slice(frame.bytes);
+}
+
+fn observe(link: u16, frame: &Frame<'_>, utc_ns: i64, observations: &mut Vec<Observation>) {
+    match frame.msgid {
+        HEARTBEAT => observations.push(Observation::Heartbeat {
+            link,
+            sysid: frame.sysid,
+            compid: frame.compid,
+            utc_ns,
+        }),
+        SYSTEM_TIME => {
+            let t = fields::system_time(frame.payload);
+            observations.push(Observation::SystemTime {
+                link,
+                sysid: frame.sysid,
+                utc_ns,
+                time_unix_usec: t.time_unix_usec,
+                time_boot_ms: t.time_boot_ms,
+            });
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mavlink::build::{self, Header};
+    use crate::receipt::ReceiptRecord;
+
+    fn hb(sysid: u8, seq: u8) -> Vec<u8> {
+        build::v2(
+            Header {
+                sysid,
+                compid: 1,
+                seq,
+            },
+            0,
+            &build::heartbeat_payload(2, 3),
+        )
+    }
+
+    #[test]
+    fn datagrams_become_lines_counters_and_observations() {
+        let mut r = Recorder::new(
+            &["radio1".into(), "usb0".into()],
+            RecorderSettings {
+                fields_for: vec![0],
+                capture_tlog: true,
+                ..Default::default()
+            },
+        );
+        let mut out = Output::default();
+        let mut dgram = hb(4, 1);
+        dgram.extend_from_slice(b"junk");
+        dgram.extend_from_slice(&hb(4, 3));
+        r.datagram(
+            0,
+            1_000_000_000_123_000_000,
+            Some(42),
+            Some("\"10.0.0.1:14550\""),
+            &dgram,
+            &mut out,
+        );
+        assert_eq!(out.receipts(), 2);
+        let lines: Vec<ReceiptRecord> = out.batches[0]
+            .jsonl
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).unwrap())
+            .collect();
+        assert_eq!(lines[1].seq, 3);
+        assert_eq!(lines[0].src.as_deref(), Some("10.0.0.1:14550"));
+        assert_eq!(lines[0].recv_utc, "2001-09-09T01:46:40.123Z");
+        let c = r.counters(0);
+        assert_eq!(
+            (
+                c.receipts,
+                c.seq_lost,
+                c.rejects_of(RejectReason::Junk),
+                c.bytes_skipped
+            ),
+            (2, 1, 1, 4)
+        );
+        assert_eq!(out.observations.len(), 2);
+        // The raw capture holds both frames behind their big-endian µs stamps.
+        let tlog = &out.batches[0].tlog;
+        assert_eq!(&tlog[..8], &1_000_000_000_123_000u64.to_be_bytes());
+        assert_eq!(tlog.len(), 2 * (8 + hb(4, 1).len()));
+    }
+
+    #[test]
+    fn a_stream_frame_split_across_reads_is_one_receipt_and_midnight_splits_batches() {
+        let mut r = Recorder::new(&["usb0".into()], RecorderSettings::default());
+        let mut out = Output::default();
+        let frame = hb(7, 9);
+        let before_midnight = 20_000 * NANOS_PER_DAY - 1;
+        r.stream(0, before_midnight, None, None, &frame[..6], &mut out);
+        r.stream(0, before_midnight, None, None, &frame[6..], &mut out);
+        r.stream(0, before_midnight + 2, None, None, &frame, &mut out);
+        r.stream(0, before_midnight + 3, None, None, &frame[..4], &mut out);
+        r.stream_end(0, before_midnight + 4, None, &mut out);
+        assert_eq!(out.batches.len(), 2);
+        assert_eq!((out.batches[0].receipts, out.batches[1].receipts), (1, 1));
+        assert_eq!(out.batches[1].day, 20_000);
+        let c = r.counters(0);
+        assert_eq!(
+            (c.seq_duplicates, c.rejects_of(RejectReason::Truncated)),
+            (1, 1)
+        );
+    }
+}
