@@ -4,10 +4,15 @@
 //! The pure core (`mavlink`, `monitor`, `ulog`, `tlog`, `receipt`) takes bytes and times as
 //! arguments and never reads a clock or opens a socket. `daemon` and `sink` are the I/O shell.
 
+pub mod cli;
 pub mod config;
+pub mod daemon;
+pub mod logging;
 pub mod mavlink;
 pub mod monitor;
 pub mod receipt;
 pub mod recorder;
+pub mod sink;
 pub mod tlog;
+pub mod tlog_convert;
 pub mod ulog;

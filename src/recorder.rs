@@ -65,6 +65,7 @@ pub struct DayBatch {
     pub tlog: Vec<u8>,
     pub receipts: u64,
     pub first_utc_ns: i64,
+    pub last_utc_ns: i64,
 }
 
 /// What the recorder produced since the caller last took it.
@@ -276,6 +277,7 @@ fn record_item(
             }
             let batch = out.batch_for(arrival.utc_ns);
             batch.receipts += 1;
+            batch.last_utc_ns = arrival.utc_ns;
             receipt::write_line(&mut batch.jsonl, clock, arrival, &frame, options);
             if capture_tlog {
                 write_tlog_record(&mut batch.tlog, arrival.utc_ns, &frame);

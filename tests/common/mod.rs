@@ -39,3 +39,159 @@ pub fn corpus_files(sub: &str, ext: &str) -> Vec<PathBuf> {
 pub fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_foxborne-receiver"))
 }
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The built daemon, running with a config in its own temp dir; its stderr is read line by line
+/// so tests wait for what it says instead of sleeping.
+pub struct Daemon {
+    pub child: Child,
+    pub dir: PathBuf,
+    lines: mpsc::Receiver<String>,
+    pub seen: Vec<String>,
+}
+
+impl Daemon {
+    /// `config` may use `{dir}` for the daemon's temp dir.
+    pub fn start(name: &str, config: &str) -> Daemon {
+        let dir = std::env::temp_dir().join(format!("foxborne-it-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let config = config.replace("{dir}", dir.to_str().unwrap());
+        std::fs::write(dir.join("receiver.toml"), config).unwrap();
+        let mut child = Command::new(binary())
+            .args(["run", "--config"])
+            .arg(dir.join("receiver.toml"))
+            .env("RUST_LOG", "info")
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Daemon {
+            child,
+            dir,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Waits for a stderr line containing `needle` (after those already matched); panics with
+    /// everything the daemon said if it does not come within `timeout`.
+    pub fn wait_for(&mut self, needle: &str, timeout: Duration) -> String {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.contains(needle) {
+                        return line;
+                    }
+                }
+                Err(_) => panic!(
+                    "daemon never said {needle:?}; it said:\n{}",
+                    self.seen.join("\n")
+                ),
+            }
+        }
+    }
+
+    /// The UDP address a link bound (from its `listening` line).
+    pub fn udp_addr(&mut self, link: &str) -> std::net::SocketAddr {
+        let line = self.wait_for(&format!("link={link} local="), Duration::from_secs(10));
+        line.rsplit("local=")
+            .next()
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    pub fn signal(&self, sig: nix::sys::signal::Signal) {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.child.id() as i32), sig).unwrap();
+    }
+
+    /// SIGTERM, then wait for the exit status.
+    pub fn stop(&mut self) -> std::process::ExitStatus {
+        self.signal(nix::sys::signal::Signal::SIGTERM);
+        let status = self.child.wait().unwrap();
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_millis(200)) {
+            self.seen.push(line);
+        }
+        status
+    }
+
+    /// Every receive-log line, file by file in name order.
+    pub fn receive_files(&self) -> Vec<(PathBuf, Vec<serde_json::Value>)> {
+        let mut files = Vec::new();
+        let root = self.dir.join("data/receive");
+        let mut days: Vec<_> = std::fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_dir())
+            .collect();
+        days.sort();
+        for day in days {
+            let mut names: Vec<_> = std::fs::read_dir(&day)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            names.sort();
+            for path in names {
+                let text = std::fs::read_to_string(&path).unwrap();
+                assert!(
+                    text.is_empty() || text.ends_with('\n'),
+                    "{} ends inside a line",
+                    path.display()
+                );
+                let lines = text
+                    .lines()
+                    .map(|l| {
+                        serde_json::from_str(l)
+                            .unwrap_or_else(|e| panic!("{}: {e}: {l}", path.display()))
+                    })
+                    .collect();
+                files.push((path, lines));
+            }
+        }
+        files
+    }
+
+    pub fn receipts(&self) -> Vec<serde_json::Value> {
+        self.receive_files()
+            .into_iter()
+            .flat_map(|(_, lines)| lines)
+            .collect()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Polls `condition` until it holds or `timeout` passes: for state only visible in files.
+pub fn eventually(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if condition() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    condition()
+}

@@ -1,0 +1,274 @@
+//! The built daemon on loopback: UDP and pty serial links in, receive log out, compared field by
+//! field with what the test sent; SIGHUP rotation, SIGTERM drain, serial unplug and replug, and
+//! the start-up errors an operator meets first.
+
+mod common;
+
+use common::{eventually, Daemon};
+use foxborne_receiver::mavlink::build::{self, Header};
+use nix::sys::signal::Signal;
+use std::net::UdpSocket;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::time::Duration;
+
+const WAIT: Duration = Duration::from_secs(15);
+
+fn hdr(sysid: u8, seq: u8) -> Header {
+    Header {
+        sysid,
+        compid: 1,
+        seq,
+    }
+}
+
+fn mono_now() -> u64 {
+    let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).unwrap();
+    t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
+}
+
+fn udp_config() -> &'static str {
+    "data_dir = \"{dir}/data\"\nfsync_interval_s = 0.05\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n"
+}
+
+#[test]
+fn udp_frames_become_receipts_field_by_field_and_sighup_rotates_without_loss() {
+    let mut d = Daemon::start("udp", udp_config());
+    let addr = d.udp_addr("radio1");
+    d.wait_for("receiver started", WAIT);
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let src = tx.local_addr().unwrap().to_string();
+
+    let before = mono_now();
+    let utc_before = chrono::Utc::now();
+    tx.send_to(
+        &build::v2(hdr(4, 17), 0, &build::heartbeat_payload(2, 3)),
+        addr,
+    )
+    .unwrap();
+    tx.send_to(
+        &build::v1(
+            hdr(22, 200),
+            2,
+            &build::system_time_payload(1_758_724_323_912_000, 5000),
+        ),
+        addr,
+    )
+    .unwrap();
+    let mut junk_then_frame = b"AT+RSSI?\r\n".to_vec();
+    junk_then_frame.extend_from_slice(&build::v2(hdr(4, 18), 30, &build::attitude_payload(7, 0.5)));
+    let mut bad = build::v2(hdr(4, 19), 0, &build::heartbeat_payload(2, 3));
+    bad[12] ^= 0xFF;
+    junk_then_frame.extend_from_slice(&bad);
+    tx.send_to(&junk_then_frame, addr).unwrap();
+
+    let current = d.dir.join("data/receive/current.jsonl");
+    assert!(eventually(WAIT, || std::fs::read_to_string(&current)
+        .map(|t| t.lines().count() == 3)
+        .unwrap_or(false)));
+    let after = mono_now();
+    let lines = d.receipts();
+    assert_eq!(lines.len(), 3);
+    let keys: Vec<&str> = lines[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    assert_eq!(
+        &keys[..9],
+        &["recv_utc", "mono_ns", "link", "sysid", "compid", "msgid", "msg", "seq", "len"]
+    );
+    let expect = [
+        (4, 0, "HEARTBEAT", 17, 9, 2),
+        (22, 2, "SYSTEM_TIME", 200, 12, 1),
+        (4, 30, "ATTITUDE", 18, 28, 2),
+    ];
+    for (line, (sysid, msgid, msg, seq, len, ver)) in lines.iter().zip(expect) {
+        assert_eq!(line["link"], "radio1");
+        assert_eq!(line["sysid"], sysid);
+        assert_eq!(line["compid"], 1);
+        assert_eq!(line["msgid"], msgid);
+        assert_eq!(line["msg"], msg);
+        assert_eq!(line["seq"], seq);
+        assert_eq!(line["ver"], ver);
+        assert_eq!(line["src"], src.as_str());
+        // ATTITUDE's payload ends in zeros (yaw and rates), cut by MAVLink 2 and kept as received.
+        if msg != "ATTITUDE" {
+            assert_eq!(line["len"], len);
+        } else {
+            assert!(line["len"].as_u64().unwrap() < 28);
+        }
+        let mono = line["mono_ns"].as_u64().unwrap();
+        assert!(
+            before <= mono && mono <= after,
+            "mono_ns {mono} outside [{before}, {after}]"
+        );
+        let recv = line["recv_utc"].as_str().unwrap();
+        assert_eq!(recv.len(), 24, "{recv}");
+        assert!(recv.ends_with('Z'));
+        let t = chrono::DateTime::parse_from_rfc3339(recv).unwrap();
+        assert!((t.timestamp_millis() - utc_before.timestamp_millis()).abs() < 10_000);
+    }
+    assert_eq!(lines[0]["fields"]["type"], 2);
+    assert_eq!(
+        lines[1]["fields"]["time_unix_usec"],
+        1_758_724_323_912_000u64
+    );
+    assert!(lines[2].get("fields").is_none());
+
+    d.signal(Signal::SIGHUP);
+    d.wait_for("files reopened", WAIT);
+    for seq in 20..22 {
+        tx.send_to(
+            &build::v2(hdr(4, seq), 0, &build::heartbeat_payload(2, 3)),
+            addr,
+        )
+        .unwrap();
+    }
+    assert!(eventually(WAIT, || std::fs::read_to_string(&current)
+        .map(|t| t.lines().count() == 2)
+        .unwrap_or(false)));
+    assert!(d.stop().success());
+    let files = d.receive_files();
+    assert_eq!(files.len(), 2, "SIGHUP gives a new file");
+    assert_eq!(files[0].1.len(), 3);
+    assert_eq!(
+        files[1]
+            .1
+            .iter()
+            .map(|l| l["seq"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        vec![20, 21]
+    );
+}
+
+#[test]
+fn sigterm_drains_everything_already_received() {
+    let mut d = Daemon::start("drain", udp_config());
+    let addr = d.udp_addr("radio1");
+    d.wait_for("receiver started", WAIT);
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let sent = 3000u32;
+    for i in 0..sent {
+        let sysid = 1 + (i % 50) as u8;
+        tx.send_to(
+            &build::v2(
+                hdr(sysid, (i / 50) as u8),
+                0,
+                &build::heartbeat_payload(2, 3),
+            ),
+            addr,
+        )
+        .unwrap();
+    }
+    let status = d.stop();
+    assert!(status.success(), "{status:?}");
+    assert_eq!(
+        d.receipts().len(),
+        sent as usize,
+        "every datagram sent before SIGTERM is a line"
+    );
+    assert!(d
+        .seen
+        .iter()
+        .any(|l| l.contains("receiver stopped") && l.contains("lines_written=3000")));
+}
+
+struct Pty {
+    master: OwnedFd,
+}
+
+/// A pty pair with `link` pointing at its slave, like socat's `link=`.
+fn pty_at(link: &std::path::Path) -> Pty {
+    let pair = nix::pty::openpty(None, None).unwrap();
+    let slave_path = nix::unistd::ttyname(&pair.slave).unwrap();
+    let tmp = link.with_extension("tmp");
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(&slave_path, &tmp).unwrap();
+    std::fs::rename(&tmp, link).unwrap();
+    drop(pair.slave);
+    Pty {
+        master: pair.master,
+    }
+}
+
+fn write_all(fd: &OwnedFd, bytes: &[u8]) {
+    let mut done = 0;
+    while done < bytes.len() {
+        done += nix::unistd::write(fd, &bytes[done..]).unwrap();
+    }
+}
+
+#[test]
+fn serial_link_survives_a_missing_device_and_unplug_and_replug() {
+    let dir_marker = "{dir}";
+    let config = format!(
+        "data_dir = \"{dir_marker}/data\"\nfsync_interval_s = 0.05\n[[link]]\nname = \"usb0\"\nserial = \"{dir_marker}/ttyV0\"\nbaud = 57600\n"
+    );
+    let mut d = Daemon::start("serial", &config);
+    // Missing at start: reported down, not fatal.
+    d.wait_for("serial link down", WAIT);
+    let tty = d.dir.join("ttyV0");
+    let current = d.dir.join("data/receive/current.jsonl");
+    let mut seq = 0u8;
+    for round in 0..3 {
+        let pty = pty_at(&tty);
+        d.wait_for("link up", WAIT);
+        // A frame split across two writes, then a whole one.
+        let f1 = build::v1(hdr(7, seq), 0, &build::heartbeat_payload(2, 3));
+        write_all(&pty.master, &f1[..5]);
+        write_all(&pty.master, &f1[5..]);
+        let f2 = build::v2(
+            hdr(7, seq + 1),
+            2,
+            &build::system_time_payload(1_758_724_323_912_000, 99),
+        );
+        write_all(&pty.master, &f2);
+        seq += 2;
+        let want = 2 * (round + 1);
+        assert!(
+            eventually(WAIT, || std::fs::read_to_string(&current)
+                .map(|t| t.lines().count() >= 1)
+                .unwrap_or(false)
+                && d.receipts().len() == want),
+            "round {round}: receipts {}",
+            d.receipts().len()
+        );
+        let raw = pty.master.as_raw_fd();
+        drop(pty);
+        let _ = raw;
+        d.wait_for("link down", WAIT);
+    }
+    assert!(d.stop().success());
+    let lines = d.receipts();
+    assert_eq!(
+        lines
+            .iter()
+            .map(|l| l["seq"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        (0..6).collect::<Vec<_>>()
+    );
+    assert!(lines.iter().all(|l| l["link"] == "usb0" && l["sysid"] == 7));
+    assert_eq!(d.seen.iter().filter(|l| l.contains("link up")).count(), 3);
+}
+
+#[test]
+fn a_port_in_use_is_a_clear_error_and_a_bad_config_exits_78() {
+    let taken = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let mut d = Daemon::start("inuse", &format!("data_dir = \"{{dir}}/data\"\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:{port}\"\n"));
+    let status = d.child.wait().unwrap();
+    assert_eq!(status.code(), Some(1));
+    d.wait_for(
+        &format!("link radio1: cannot listen on udp 127.0.0.1:{port}"),
+        WAIT,
+    );
+
+    let mut d = Daemon::start(
+        "badcfg",
+        "data_dir = \"{dir}/data\"\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:99999\"\n",
+    );
+    assert_eq!(d.child.wait().unwrap().code(), Some(78));
+    let line = d.wait_for("link[0].udp", WAIT);
+    assert!(line.contains("receiver.toml"), "{line}");
+}
