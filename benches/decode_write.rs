@@ -1,0 +1,89 @@
+//! Benchmark: the decode-and-write path on the corpus tlogs. Every frame of every corpus `.tlog`
+//! goes through the recorder (scan, CRC, sequence tracking, receipt line) and the rotating file
+//! writer, as the daemon's pipeline does. Prints receipts per second on one core.
+//!
+//! cargo bench --bench decode_write
+
+use foxborne_receiver::mavlink::signing::SigningKeys;
+use foxborne_receiver::mavlink::ScanItem;
+use foxborne_receiver::recorder::{Output, Recorder, RecorderSettings};
+use foxborne_receiver::sink::rotating::Framing;
+use foxborne_receiver::sink::RotatingFile;
+use foxborne_receiver::tlog::TlogReader;
+use std::path::PathBuf;
+use std::time::Instant;
+
+fn corpus() -> PathBuf {
+    std::env::var_os("FOXBORNE_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"))
+}
+
+fn main() {
+    let dir = corpus().join("tlog");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "tlog"))
+        .collect();
+    paths.sort();
+    // Frames as they would arrive: one datagram each, with the tlog's time stamp.
+    let keys = SigningKeys::default();
+    let mut datagrams: Vec<(i64, Vec<u8>)> = Vec::new();
+    for path in &paths {
+        let bytes = std::fs::read(path).unwrap();
+        for record in TlogReader::new(&bytes, &keys) {
+            if let ScanItem::Frame(f) = record.item {
+                datagrams.push((record.utc_us as i64 * 1000, f.bytes.to_vec()));
+            }
+        }
+    }
+    let stream: Vec<u8> = datagrams.iter().flat_map(|(_, d)| d.iter().copied()).collect();
+    let out_dir = std::env::temp_dir().join(format!("foxborne-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out_dir);
+    println!("corpus: {} files, {} frames, {} bytes", paths.len(), datagrams.len(), stream.len());
+
+    for round in 0..3 {
+        let mut file = RotatingFile::new(out_dir.join(format!("dgram{round}")), "receive", "jsonl", 1 << 40, Framing::Lines);
+        let mut recorder = Recorder::new(&["bench".into()], RecorderSettings { fields_for: vec![0, 2, 253], ..Default::default() });
+        let mut out = Output::default();
+        let started = Instant::now();
+        let mut receipts = 0u64;
+        let mut written = 0usize;
+        for chunk in datagrams.chunks(512) {
+            for (utc_ns, d) in chunk {
+                recorder.datagram(0, *utc_ns, Some(1), Some("\"127.0.0.1:14550\""), d, &mut out);
+            }
+            for b in out.batches.drain(..) {
+                receipts += b.receipts;
+                written += b.jsonl.len();
+                file.write(b.day, b.first_utc_ns, &b.jsonl).unwrap();
+            }
+            out.observations.clear();
+        }
+        file.sync().unwrap();
+        let secs = started.elapsed().as_secs_f64();
+        println!(
+            "datagram path, round {round}: {receipts} receipts in {secs:.3} s = {:.2} M receipts/s ({:.0} MB/s of JSONL)",
+            receipts as f64 / secs / 1e6,
+            written as f64 / secs / 1e6
+        );
+
+        let mut file = RotatingFile::new(out_dir.join(format!("stream{round}")), "receive", "jsonl", 1 << 40, Framing::Lines);
+        let mut recorder = Recorder::new(&["bench".into()], RecorderSettings { fields_for: vec![0, 2, 253], ..Default::default() });
+        let started = Instant::now();
+        let mut receipts = 0u64;
+        for (i, piece) in stream.chunks(4096).enumerate() {
+            recorder.stream(0, 1_700_000_000_000_000_000 + i as i64 * 1_000_000, Some(1), None, piece, &mut out);
+            for b in out.batches.drain(..) {
+                receipts += b.receipts;
+                file.write(b.day, b.first_utc_ns, &b.jsonl).unwrap();
+            }
+            out.observations.clear();
+        }
+        file.sync().unwrap();
+        let secs = started.elapsed().as_secs_f64();
+        println!("stream path (4 KiB reads), round {round}: {receipts} receipts in {secs:.3} s = {:.2} M receipts/s", receipts as f64 / secs / 1e6);
+    }
+    let _ = std::fs::remove_dir_all(&out_dir);
+}
