@@ -1,1 +1,4 @@
 //! Pure monitors over receipts: telemetry_gap detector and SYSTEM_TIME latency estimator. (Being written.)
+
+pub mod utc;
+pub mod title;
