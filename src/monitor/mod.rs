@@ -2,3 +2,4 @@
 
 pub mod utc;
 pub mod title;
+pub mod event;
