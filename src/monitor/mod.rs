@@ -1,5 +1,6 @@
 //! Pure monitors over receipts: telemetry_gap detector and SYSTEM_TIME latency estimator. (Being written.)
 
-pub mod utc;
-pub mod title;
 pub mod event;
+pub mod gap;
+pub mod title;
+pub mod utc;
