@@ -2,5 +2,7 @@
 
 pub mod event;
 pub mod gap;
+pub mod latency;
+pub mod ntp;
 pub mod title;
 pub mod utc;
