@@ -101,9 +101,11 @@ pub struct GapEvent {
     pub due_utc: Utc,
     /// The HEARTBEAT that ended the gap (`closed` only).
     pub next_recv_utc: Option<Utc>,
-    /// Seconds from `last_recv_utc` (or the start) to `next_recv_utc` (`closed` only).
+    /// Seconds from `last_recv_utc` (or the start) to `next_recv_utc` (`closed` only; also null
+    /// when the closing receipt is stamped before the last one, the receiving clock having
+    /// stepped back, so the length is unknown).
     pub gap_s: Option<f64>,
-    /// `Heartbeat due and not received. Nothing for 6.96 s` (`closed` only).
+    /// `Heartbeat due and not received. Nothing for 6.96 s` (`closed` with a known `gap_s`).
     pub title: Option<String>,
     /// Always [`super::title::OBSERVED`].
     pub observed: String,

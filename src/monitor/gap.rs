@@ -25,7 +25,13 @@
 //!   few-ms interval); spacings above the threshold are gaps, not cadence, and are not learned.
 //!   Until enough spacings are known the default (1 s) is used; the result is clamped to
 //!   `[min_interval, threshold]`.
-//! - A receipt older than the system's last one (a timestamp race between link tasks, a clock
+//! - Consecutive means in arrival order, as the rule and the corpus oracle read a record: each
+//!   receipt becomes the system's last, even when its stamp is older than the previous one (a
+//!   timestamp race between link tasks, or the receiving clock stepped back, as in
+//!   `olivieri_20211208-151717.tlog` where the ground clock goes back twice). A negative spacing
+//!   is never a gap. Measuring from the newest stamp instead would, after a clock step back, leave
+//!   the system unwatched until the clock caught up. When such a receipt closes a gap already
+//!   reported open, the gap's length is unknown: the `closed` event has `gap_s` and `title` null.
 //!   step) neither opens, closes nor measures anything: it only adds its link to the list.
 //! - For live and offline findings to match exactly, feed the same times that the receive log
 //!   records (`recv_utc` is written to the millisecond), and feed every receipt stamped at or
@@ -154,16 +160,6 @@ impl GapDetector {
             silent_since_ns: recv_utc_ns,
             ..SystemState::default()
         });
-
-        if state.last_recv_ns.is_some_and(|last| recv_utc_ns < last) {
-            // Older than what we already have: no news about the silence, and measuring from it
-            // would give negative or doubled gaps. Only remember that the link carries this system.
-            state
-                .last_recv_by_link
-                .entry(link.to_string())
-                .or_insert(recv_utc_ns);
-            return Vec::new();
-        }
 
         let mut events = Vec::new();
         // A system first heard just now starts with no silence; an expected one counts from start.
@@ -316,13 +312,15 @@ fn open_event(config: &GapConfig, sysid: u8, state: &SystemState) -> GapEvent {
 
 /// The `closed` event: the `open` event's facts plus the heartbeat that ended the silence.
 fn closed_event(open: GapEvent, state: &SystemState, next_recv_ns: i64) -> GapEvent {
-    let gap_ns = next_recv_ns - state.silent_since_ns;
+    // Negative only when the closing receipt is stamped before the last one (the receiving clock
+    // stepped back): then the length of the gap is unknown, and no figure is better than a wrong one.
+    let gap_ns = Some(next_recv_ns - state.silent_since_ns).filter(|&gap| gap >= 0);
     GapEvent {
         utc: Utc(next_recv_ns),
         state: GapState::Closed,
         next_recv_utc: Some(Utc(next_recv_ns)),
-        gap_s: Some(ns_to_seconds(gap_ns)),
-        title: Some(gap_title(gap_ns)),
+        gap_s: gap_ns.map(ns_to_seconds),
+        title: gap_ns.map(gap_title),
         // Links as of the close, so the link that brought the system back is listed.
         links: state.last_recv_by_link.keys().cloned().collect(),
         ..open
@@ -647,19 +645,60 @@ mod tests {
     fn out_of_order_heartbeats_never_give_negative_gaps() {
         let mut gaps = detector();
         assert!(feed(&mut gaps, 5, "radio1", &[0, 1, 2]).is_empty());
+        // Stamped before the last receipt: consecutive in arrival order, spacing negative, no gap.
         assert!(gaps.on_heartbeat(5, "usb0", T0 + 1_500 * MS).is_empty());
+        assert_eq!(gaps.next_deadline(), Some(T0 + 4_500 * MS + 1));
+        // The receiving clock steps back 100 s: the system stays watched on the new clock.
         assert!(gaps.on_heartbeat(5, "radio1", T0 - 100 * SECOND).is_empty());
-        assert_eq!(
-            gaps.next_deadline(),
-            Some(T0 + 5 * SECOND + 1),
-            "still counted from 2 s"
-        );
-        let events = gaps.on_heartbeat(5, "radio1", T0 + 6 * SECOND);
+        assert_eq!(gaps.next_deadline(), Some(T0 - 97 * SECOND + 1));
+        assert!(gaps.on_heartbeat(5, "radio1", T0 - 99 * SECOND).is_empty());
+        let events = gaps.on_heartbeat(5, "radio1", T0 - 94 * SECOND);
         assert_eq!(events.len(), 2);
-        assert_eq!(events[1].gap_s, Some(4.0));
+        assert_eq!(events[1].gap_s, Some(5.0));
         assert_eq!(
             events[1].links,
             vec!["radio1".to_string(), "usb0".to_string()]
+        );
+        assert!(events.iter().all(|e| e.gap_s.is_none_or(|gap| gap >= 0.0)));
+    }
+
+    #[test]
+    fn clock_stepped_back_during_a_reported_gap_closes_it_without_a_length() {
+        let mut gaps = detector();
+        feed(&mut gaps, 5, "radio1", &[10]);
+        assert_eq!(gaps.poll(T0 + 14 * SECOND).len(), 1);
+        let events = gaps.on_heartbeat(5, "radio1", T0);
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].state, GapState::Closed);
+        assert_eq!((events[0].gap_s, events[0].title.as_deref()), (None, None));
+        assert_eq!(events[0].next_recv_utc, Some(Utc(T0)));
+    }
+
+    /// The shape of `olivieri_20211208-151717.tlog`: the ground clock goes back ~7 min while
+    /// heartbeats continue, then jumps forward by 3,369 s. pymavlink's reading (consecutive
+    /// receipts in file order) finds one gap, from the last receipt before the jump.
+    #[test]
+    fn ground_clock_steps_are_read_in_arrival_order_like_the_oracle() {
+        let mut gaps = detector();
+        let mut receipts: Vec<i64> = (0..=420).collect(); // 0..7 min
+        receipts.extend(0..=50); // clock back to 0, heartbeats go on
+        receipts.extend(3_419..3_425); // clock jumps forward
+        let mut events = Vec::new();
+        for s in receipts {
+            let at = T0 + s * SECOND;
+            events.extend(gaps.poll(at));
+            events.extend(gaps.on_heartbeat(10, "radio1", at));
+        }
+        let found: Vec<(GapState, Option<Utc>, Option<f64>)> = events
+            .iter()
+            .map(|e| (e.state, e.last_recv_utc, e.gap_s))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (GapState::Open, Some(Utc(T0 + 50 * SECOND)), None),
+                (GapState::Closed, Some(Utc(T0 + 50 * SECOND)), Some(3_369.0)),
+            ]
         );
     }
 
