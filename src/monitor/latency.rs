@@ -18,11 +18,14 @@
 //!   link takes that long, while real logs show vehicle clocks 4.6 s, 1,705 s and 3 days off), or
 //!   below `-negative_tolerance_ns` (default 100 ms: a message cannot arrive before it was sent,
 //!   beyond the two clocks' errors).
-//! - The window restarts for a system when it reboots (`time_boot_ms` going back by more than
-//!   `reboot_tolerance_ms`, so a copy reordered between two links is not a reboot) and when its
-//!   clock steps (`time_unix_usec - time_boot_ms`, the vehicle's idea of its boot time, moves by
-//!   more than `clock_step_bound_ns`, e.g. when GPS time arrives mid-flight): samples from before
-//!   describe a different clock.
+//! - The window restarts for a system when it reboots and when its clock steps: samples from
+//!   before describe a different clock. A reboot is `time_boot_ms` going back by more than
+//!   `reboot_tolerance_ms` (default 10 s: `nodemavlink_vtol.tlog` delivers SYSTEM_TIME up to
+//!   1.4 s out of order, which is not a reboot). A clock step is the vehicle's implied boot
+//!   instant, `time_unix_usec - time_boot_ms`, moving by more than `clock_step_bound_ns`
+//!   (default 2 s), e.g. GPS time arriving mid-flight; a reordered copy keeps that instant, while
+//!   a reboot moves it by the uptime, so this also catches a reboot after a short uptime (then
+//!   reported as a reboot, since `time_boot_ms` went back).
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -41,7 +44,7 @@ pub struct LatencyConfig {
     pub offset_bound_ns: i64,
     /// A median below minus this is a vehicle clock offset (default 100 ms).
     pub negative_tolerance_ns: i64,
-    /// `time_boot_ms` must go back by more than this to count as a reboot (default 1000 ms).
+    /// `time_boot_ms` must go back by more than this to count as a reboot (default 10 s).
     pub reboot_tolerance_ms: u32,
     /// The vehicle's implied boot time moving by more than this is a clock step (default 2 s).
     pub clock_step_bound_ns: i64,
@@ -54,7 +57,7 @@ impl Default for LatencyConfig {
             window_ns: 60 * NANOS_PER_SECOND,
             offset_bound_ns: 2 * NANOS_PER_SECOND,
             negative_tolerance_ns: 100 * NANOS_PER_MILLI,
-            reboot_tolerance_ms: 1_000,
+            reboot_tolerance_ms: 10_000,
             clock_step_bound_ns: 2 * NANOS_PER_SECOND,
         }
     }
@@ -161,6 +164,9 @@ impl LatencyEstimator {
         let clock = self.systems.entry(sysid).or_default();
         let mut restarted = None;
 
+        let boot_went_back = clock
+            .boot_ms
+            .is_some_and(|previous| time_boot_ms < previous);
         match clock.boot_ms {
             Some(previous)
                 if time_boot_ms.saturating_add(config.reboot_tolerance_ms) < previous =>
@@ -187,7 +193,14 @@ impl LatencyEstimator {
             let step_ns = i128::from(boot_epoch_ms - previous) * i128::from(NANOS_PER_MILLI);
             if step_ns.abs() > i128::from(config.clock_step_bound_ns) {
                 clock.samples.clear();
-                restarted = restarted.or(Some(WindowRestart::VehicleClockStep));
+                let reason = if boot_went_back {
+                    // A reboot within the reordering tolerance: start the boot clock afresh too.
+                    clock.boot_ms = Some(time_boot_ms);
+                    WindowRestart::Reboot
+                } else {
+                    WindowRestart::VehicleClockStep
+                };
+                restarted = restarted.or(Some(reason));
             }
         }
         clock.boot_epoch_ms = Some(boot_epoch_ms);
@@ -435,10 +448,12 @@ mod tests {
         let mut estimator = LatencyEstimator::default();
         let now = feed_latencies(&mut estimator, 1, &[900; 10]);
         assert_eq!(estimator.estimate(1, now).unwrap().count, 10);
-        // A copy reordered between links (boot time 500 ms back) is not a reboot.
-        let sent_us = (now - 900 * MS) / 1_000;
-        let reordered = estimator.observe(1, now + 10 * MS, sent_us as u64, 108_500);
+        // A copy reordered in delivery (boot time 1.441 s back, as in nodemavlink_vtol.tlog,
+        // stamped with the same vehicle clock) is not a reboot.
+        let sent_us = (now - 900 * MS - 1_441 * MS) / 1_000;
+        let reordered = estimator.observe(1, now + 10 * MS, sent_us as u64, 107_559);
         assert_eq!(reordered.restarted, None);
+        assert_eq!(estimator.estimate(1, now + 10 * MS).unwrap().count, 11);
         // time_boot_ms back to 2 s: rebooted; the old 900 ms samples are gone.
         let recv = now + SECOND;
         let sent_us = (recv - 30 * MS) / 1_000;
@@ -446,6 +461,35 @@ mod tests {
         assert_eq!(seen.restarted, Some(WindowRestart::Reboot));
         let estimate = estimator.estimate(1, recv).unwrap();
         assert_eq!((estimate.count, estimate.max_ns), (1, 30 * MS));
+    }
+
+    #[test]
+    fn a_reboot_after_a_short_uptime_is_caught_by_the_vehicle_clock() {
+        let mut estimator = LatencyEstimator::default();
+        // Up for 8 s (boot 1..8 s), then reboots and sends boot 2 s: only 6 s back.
+        for k in 1..=8u32 {
+            let recv = T0 + i64::from(k) * SECOND;
+            let sent_us = (recv - 500 * MS) / 1_000;
+            assert_eq!(
+                estimator
+                    .observe(1, recv, sent_us as u64, k * 1_000)
+                    .restarted,
+                None
+            );
+        }
+        let recv = T0 + 20 * SECOND;
+        let sent_us = (recv - 40 * MS) / 1_000;
+        let seen = estimator.observe(1, recv, sent_us as u64, 2_000);
+        assert_eq!(seen.restarted, Some(WindowRestart::Reboot));
+        assert_eq!(estimator.estimate(1, recv).unwrap().max_ns, 40 * MS);
+        // The new boot clock runs on without further restarts.
+        let recv = T0 + 21 * SECOND;
+        let sent_us = (recv - 40 * MS) / 1_000;
+        assert_eq!(
+            estimator.observe(1, recv, sent_us as u64, 3_000).restarted,
+            None
+        );
+        assert_eq!(estimator.estimate(1, recv).unwrap().count, 2);
     }
 
     #[test]
