@@ -6,9 +6,11 @@
 //! ([`GapDetector::next_deadline`]) and asks what is due at a given time ([`GapDetector::poll`]).
 //! Every call returns the events it produced; the caller writes them. The live daemon sleeps
 //! until the next deadline and polls, so an `open` alert is raised when the deadline passes, not
-//! when the next heartbeat happens to arrive. `analyze` only feeds receipts: a receipt that ends a
-//! gap nobody polled for returns the `open` and then the `closed`, so replaying a recording gives
-//! the same findings, with the same times, as the live daemon gave.
+//! when the next heartbeat happens to arrive. Offline, a receipt that ends a gap nobody polled
+//! for returns the `open` and then the `closed`, so replaying a recording gives the same findings,
+//! with the same times, as the live daemon gave. To get them in the live order too (one system's
+//! `open` before another's `closed`), `analyze` calls `poll(t)` before feeding each receipt
+//! stamped `t`, and `poll(end)` at the last record so a gap still open at the end is reported.
 //!
 //! Rules, in the words of the product: a gap is two consecutive HEARTBEATs from one system id
 //! more than the threshold apart (strictly more: exactly 3 s is not a gap). The finding sits
@@ -32,7 +34,6 @@
 //!   is never a gap. Measuring from the newest stamp instead would, after a clock step back, leave
 //!   the system unwatched until the clock caught up. When such a receipt closes a gap already
 //!   reported open, the gap's length is unknown: the `closed` event has `gap_s` and `title` null.
-//!   step) neither opens, closes nor measures anything: it only adds its link to the list.
 //! - For live and offline findings to match exactly, feed the same times that the receive log
 //!   records (`recv_utc` is written to the millisecond), and feed every receipt stamped at or
 //!   before `now` before calling `poll(now)`.
