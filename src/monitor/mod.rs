@@ -1,1 +1,28 @@
-//! Pure monitors over receipts: telemetry_gap detector and SYSTEM_TIME latency estimator. (Being written.)
+//! Pure monitors over receipts, shared by the live daemon and `analyze`: the telemetry_gap
+//! detector ([`gap`]), the SYSTEM_TIME latency estimator ([`latency`]), the receiver clock watch
+//! ([`ntp`]), and the events they produce ([`event`]).
+//!
+//! Nothing in this module reads a clock, opens a socket or touches a file. Time is always an
+//! argument: UTC as `i64` nanoseconds since the Unix epoch ([`utc`]). Each handler returns what
+//! happened (events, the next deadline) and the caller decides what to do with it, so the same
+//! code runs live (clocked by the wall clock and a timer) and offline (clocked by recorded times).
+
+pub mod event;
+pub mod gap;
+pub mod latency;
+pub mod ntp;
+pub mod title;
+pub mod utc;
+
+pub use event::{
+    ClockEvent, ClockState, DroppedEvent, Event, GapEvent, GapState, LatencyEvent, LinkEvent,
+    LinkState, ReceiverEvent, ReceiverState,
+};
+pub use gap::{GapConfig, GapDetector, VehicleStatus};
+pub use latency::{
+    send_window, LatencyConfig, LatencyEstimate, LatencyEstimator, Observation, SendWindow,
+    WindowRestart,
+};
+pub use ntp::{ClockStatus, ClockWatch};
+pub use title::{gap_title, OBSERVED};
+pub use utc::{format_utc_ms, parse_utc_ns, Utc};

@@ -1,0 +1,432 @@
+//! The events stream's records: one JSON object per event, `utc` first, then `kind`
+//! (`telemetry_gap`, `latency`, `clock`, `link`, `receiver`, `dropped`), then the kind's fields
+//! in a fixed order (serde writes struct fields in declaration order).
+//!
+//! The monitors build `telemetry_gap`, `latency` and `clock` events; the `link`, `receiver` and
+//! `dropped` shapes are defined here so the daemon's events all share one type, [`Event`].
+//!
+//! Each struct's `kind` field is a zero-sized marker that serialises as the kind's name, so a
+//! struct can never be written with the wrong kind, and [`Event`] deserialises back by kind.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::utc::Utc;
+
+/// Defines a unit struct that serialises as one fixed string and only deserialises from it.
+macro_rules! event_kind {
+    ($(#[$doc:meta])* $marker:ident = $text:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        pub struct $marker;
+
+        impl $marker {
+            /// The value of `kind` in the JSON object.
+            pub const NAME: &'static str = $text;
+        }
+
+        impl Serialize for $marker {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str($text)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $marker {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let text = String::deserialize(deserializer)?;
+                if text == $text {
+                    Ok($marker)
+                } else {
+                    Err(serde::de::Error::custom(format!(
+                        "kind {text:?} is not {:?}",
+                        $text
+                    )))
+                }
+            }
+        }
+    };
+}
+
+event_kind!(
+    /// `kind: "telemetry_gap"`.
+    TelemetryGapKind = "telemetry_gap"
+);
+event_kind!(
+    /// `kind: "latency"`.
+    LatencyKind = "latency"
+);
+event_kind!(
+    /// `kind: "clock"`.
+    ClockKind = "clock"
+);
+event_kind!(
+    /// `kind: "link"`.
+    LinkKind = "link"
+);
+event_kind!(
+    /// `kind: "receiver"`.
+    ReceiverKind = "receiver"
+);
+event_kind!(
+    /// `kind: "dropped"`.
+    DroppedKind = "dropped"
+);
+
+/// Whether a telemetry gap is still running (`open`) or ended by a heartbeat (`closed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GapState {
+    Open,
+    Closed,
+}
+
+/// A `telemetry_gap` event. Every key is always present (null where it does not apply), so
+/// `open` and `closed` lines have the same keys.
+///
+/// `utc` is when the finding happened on the receipts' own clock, never when a caller got round
+/// to asking: for `open`, the first instant the gap exceeded the threshold (last receipt +
+/// threshold + 1 ns); for `closed`, the next heartbeat's receipt time. That keeps live and
+/// offline findings identical.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GapEvent {
+    pub utc: Utc,
+    pub kind: TelemetryGapKind,
+    pub sysid: u8,
+    pub state: GapState,
+    /// The last HEARTBEAT before the gap; null for an expected vehicle never heard since start.
+    pub last_recv_utc: Option<Utc>,
+    /// Where the finding sits: one expected interval after the last receipt (or after the
+    /// detector's start for a vehicle never heard).
+    pub due_utc: Utc,
+    /// The HEARTBEAT that ended the gap (`closed` only).
+    pub next_recv_utc: Option<Utc>,
+    /// Seconds from `last_recv_utc` (or the start) to `next_recv_utc` (`closed` only; also null
+    /// when the closing receipt is stamped before the last one, the receiving clock having
+    /// stepped back, so the length is unknown).
+    pub gap_s: Option<f64>,
+    /// `Heartbeat due and not received. Nothing for 6.96 s` (`closed` with a known `gap_s`).
+    pub title: Option<String>,
+    /// Always [`super::title::OBSERVED`].
+    pub observed: String,
+    /// Links the system has been heard on since the detector started, sorted by name.
+    pub links: Vec<String>,
+    /// The vehicle's name from the config, when set.
+    pub name: Option<String>,
+    /// The expected heartbeat interval used for `due_utc`, learned from recent spacing.
+    pub expected_interval_s: f64,
+    /// The configured gap threshold.
+    pub threshold_s: f64,
+}
+
+/// A `latency` event: one-way latency from SYSTEM_TIME over the sliding window, or the vehicle's
+/// clock offset when its clock is plainly not on UTC (then the latency figures are null).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyEvent {
+    pub utc: Utc,
+    pub kind: LatencyKind,
+    pub sysid: u8,
+    /// Samples in the window.
+    pub count: usize,
+    /// Median of `recv_utc - time_unix_usec`, ms (null when `clock_offset_ms` is set).
+    pub p50_ms: Option<f64>,
+    /// 95th percentile, ms (null when `clock_offset_ms` is set).
+    pub p95_ms: Option<f64>,
+    /// Largest sample, ms (null when `clock_offset_ms` is set).
+    pub max_ms: Option<f64>,
+    /// The window's median when it says the vehicle clock is off UTC; null otherwise.
+    pub clock_offset_ms: Option<f64>,
+    /// The configured window length in seconds.
+    pub window_s: f64,
+    /// The receiver's kernel clock: synchronised by NTP or not (when known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synchronised: Option<bool>,
+    /// The receiver's kernel clock maximum error, µs (when known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_error_us: Option<i64>,
+}
+
+/// What changed in the receiver's clock synchronisation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockState {
+    /// Was synchronised, now is not.
+    Lost,
+    /// Was not synchronised, now is.
+    Regained,
+    /// The first reading after start was already unsynchronised.
+    UnsynchronisedAtStart,
+}
+
+/// A `clock` event: the receiver's NTP synchronisation was lost or regained.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClockEvent {
+    pub utc: Utc,
+    pub kind: ClockKind,
+    pub state: ClockState,
+    pub synchronised: bool,
+    pub max_error_us: i64,
+}
+
+/// A link's state change or error report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkState {
+    Up,
+    Down,
+    Errors,
+}
+
+/// A `link` event (built by the daemon).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinkEvent {
+    pub utc: Utc,
+    pub kind: LinkKind,
+    pub link: String,
+    pub state: LinkState,
+    /// Why the link went down, e.g. the I/O error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Counters for `errors`, e.g. `crc_errors`, `unknown_msgid`, `bad_signature`, `junk_bytes`
+    /// (a sorted map, so the key order is deterministic).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts: Option<BTreeMap<String, u64>>,
+}
+
+/// The receiver's own lifecycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReceiverState {
+    Start,
+    Stop,
+    Config,
+}
+
+/// A `receiver` event (built by the daemon).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReceiverEvent {
+    pub utc: Utc,
+    pub kind: ReceiverKind,
+    pub state: ReceiverState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Free-form detail, e.g. the effective config.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<serde_json::Value>,
+}
+
+/// A `dropped` event: records the daemon finally had to drop, with their count and time span.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DroppedEvent {
+    pub utc: Utc,
+    pub kind: DroppedKind,
+    /// Which stream lost records, e.g. `receive`, `events`, `webhook`.
+    pub stream: String,
+    pub count: u64,
+    pub first_utc: Utc,
+    pub last_utc: Utc,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Any event of the events stream. Serialises as the inner struct alone (no wrapper), and
+/// deserialises by its `kind`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Event {
+    TelemetryGap(GapEvent),
+    Latency(LatencyEvent),
+    Clock(ClockEvent),
+    Link(LinkEvent),
+    Receiver(ReceiverEvent),
+    Dropped(DroppedEvent),
+}
+
+impl Event {
+    /// The event's `utc`.
+    pub fn utc(&self) -> Utc {
+        match self {
+            Event::TelemetryGap(event) => event.utc,
+            Event::Latency(event) => event.utc,
+            Event::Clock(event) => event.utc,
+            Event::Link(event) => event.utc,
+            Event::Receiver(event) => event.utc,
+            Event::Dropped(event) => event.utc,
+        }
+    }
+
+    /// The event's `kind` string.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::TelemetryGap(_) => TelemetryGapKind::NAME,
+            Event::Latency(_) => LatencyKind::NAME,
+            Event::Clock(_) => ClockKind::NAME,
+            Event::Link(_) => LinkKind::NAME,
+            Event::Receiver(_) => ReceiverKind::NAME,
+            Event::Dropped(_) => DroppedKind::NAME,
+        }
+    }
+
+    /// The event as one JSON line, without the trailing newline.
+    pub fn to_json_line(&self) -> String {
+        // Serialising these plain structs (strings, numbers, bools, string-keyed maps, JSON
+        // values) into memory has no failure path in serde_json; non-finite floats become null.
+        serde_json::to_string(self).expect("event serialisation into memory cannot fail")
+    }
+}
+
+impl From<GapEvent> for Event {
+    fn from(event: GapEvent) -> Self {
+        Event::TelemetryGap(event)
+    }
+}
+
+impl From<LatencyEvent> for Event {
+    fn from(event: LatencyEvent) -> Self {
+        Event::Latency(event)
+    }
+}
+
+impl From<ClockEvent> for Event {
+    fn from(event: ClockEvent) -> Self {
+        Event::Clock(event)
+    }
+}
+
+impl From<LinkEvent> for Event {
+    fn from(event: LinkEvent) -> Self {
+        Event::Link(event)
+    }
+}
+
+impl From<ReceiverEvent> for Event {
+    fn from(event: ReceiverEvent) -> Self {
+        Event::Receiver(event)
+    }
+}
+
+impl From<DroppedEvent> for Event {
+    fn from(event: DroppedEvent) -> Self {
+        Event::Dropped(event)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::monitor::title::OBSERVED;
+    use crate::monitor::utc::parse_utc_ns;
+
+    fn at(text: &str) -> Utc {
+        Utc(parse_utc_ns(text).unwrap())
+    }
+
+    fn closed_gap() -> GapEvent {
+        GapEvent {
+            utc: at("2026-09-24T14:32:10.874Z"),
+            kind: TelemetryGapKind,
+            sysid: 4,
+            state: GapState::Closed,
+            last_recv_utc: Some(at("2026-09-24T14:32:03.912Z")),
+            due_utc: at("2026-09-24T14:32:04.912Z"),
+            next_recv_utc: Some(at("2026-09-24T14:32:10.874Z")),
+            gap_s: Some(6.962),
+            title: Some("Heartbeat due and not received. Nothing for 6.96 s".into()),
+            observed: OBSERVED.into(),
+            links: vec!["radio1".into(), "usb0".into()],
+            name: Some("UAS-04".into()),
+            expected_interval_s: 1.0,
+            threshold_s: 3.0,
+        }
+    }
+
+    #[test]
+    fn gap_event_serialises_with_utc_first_and_fixed_key_order() {
+        let line = Event::from(closed_gap()).to_json_line();
+        assert_eq!(
+            line,
+            concat!(
+                r#"{"utc":"2026-09-24T14:32:10.874Z","kind":"telemetry_gap","sysid":4,"state":"closed","#,
+                r#""last_recv_utc":"2026-09-24T14:32:03.912Z","due_utc":"2026-09-24T14:32:04.912Z","#,
+                r#""next_recv_utc":"2026-09-24T14:32:10.874Z","gap_s":6.962,"#,
+                r#""title":"Heartbeat due and not received. Nothing for 6.96 s","#,
+                r#""observed":"Observed: telemetry receive gap, not necessarily radio failure","#,
+                r#""links":["radio1","usb0"],"name":"UAS-04","expected_interval_s":1.0,"threshold_s":3.0}"#
+            )
+        );
+    }
+
+    #[test]
+    fn open_gap_keeps_every_key_with_nulls() {
+        let mut open = closed_gap();
+        open.state = GapState::Open;
+        open.next_recv_utc = None;
+        open.gap_s = None;
+        open.title = None;
+        let value: serde_json::Value = serde_json::to_value(&open).unwrap();
+        let keys: Vec<&str> = value
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        assert_eq!(keys.len(), 14);
+        assert_eq!(value["state"], "open");
+        assert!(value["next_recv_utc"].is_null() && value["title"].is_null());
+    }
+
+    #[test]
+    fn latency_event_omits_unknown_clock_status() {
+        let event = LatencyEvent {
+            utc: Utc(0),
+            kind: LatencyKind,
+            sysid: 1,
+            count: 3,
+            p50_ms: Some(12.5),
+            p95_ms: Some(40.0),
+            max_ms: Some(41.0),
+            clock_offset_ms: None,
+            window_s: 60.0,
+            synchronised: None,
+            max_error_us: None,
+        };
+        assert_eq!(
+            Event::from(event).to_json_line(),
+            concat!(
+                r#"{"utc":"1970-01-01T00:00:00.000Z","kind":"latency","sysid":1,"count":3,"#,
+                r#""p50_ms":12.5,"p95_ms":40.0,"max_ms":41.0,"clock_offset_ms":null,"window_s":60.0}"#
+            )
+        );
+    }
+
+    #[test]
+    fn events_deserialise_back_by_kind() {
+        let gap = Event::from(closed_gap());
+        let clock = Event::from(ClockEvent {
+            utc: Utc(1_000_000),
+            kind: ClockKind,
+            state: ClockState::Lost,
+            synchronised: false,
+            max_error_us: 16_000_000,
+        });
+        let link = Event::from(LinkEvent {
+            utc: Utc(2_000_000),
+            kind: LinkKind,
+            link: "usb0".into(),
+            state: LinkState::Down,
+            reason: Some("EIO".into()),
+            counts: None,
+        });
+        for event in [gap, clock, link] {
+            let back: Event = serde_json::from_str(&event.to_json_line()).unwrap();
+            assert_eq!(back, event);
+            assert_eq!(back.kind(), event.kind());
+        }
+        assert!(
+            serde_json::from_str::<Event>(r#"{"utc":"1970-01-01T00:00:00Z","kind":"nope"}"#)
+                .is_err()
+        );
+    }
+}

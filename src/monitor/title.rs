@@ -1,0 +1,120 @@
+//! The wording of telemetry_gap findings: the title with the gap to three significant figures
+//! (`Heartbeat due and not received. Nothing for 6.96 s`) and the `Observed:` sentence every gap
+//! event carries. Both are contract text from the product documentation.
+
+/// Carried by every telemetry_gap event: a receive gap proves only that nothing arrived.
+pub const OBSERVED: &str = "Observed: telemetry receive gap, not necessarily radio failure";
+
+/// The start of every gap title; [`gap_title`] appends `Nothing for X s`.
+pub const TITLE_PREFIX: &str = "Heartbeat due and not received.";
+
+/// The title of a closed gap: `Heartbeat due and not received. Nothing for 6.96 s`.
+pub fn gap_title(gap_ns: i64) -> String {
+    format!(
+        "{TITLE_PREFIX} Nothing for {} s",
+        seconds_to_three_significant_figures(gap_ns)
+    )
+}
+
+/// Seconds to three significant figures, from exact nanoseconds: 6.962 s gives `6.96`,
+/// 30.976 s gives `31.0`, 3369.47 s gives `3370`, 0.5 s gives `0.500`.
+///
+/// Rounding is half-up on the exact decimal value (integer arithmetic, no binary floating point,
+/// so 6.965 s is `6.97` and never `6.96` by representation error). A carry that adds a digit
+/// keeps three figures: 9.996 s is `10.0`, 99.96 s is `100`. Zero and negative spans (which a gap
+/// never has) print as `0.00`.
+pub fn seconds_to_three_significant_figures(span_ns: i64) -> String {
+    const SIGNIFICANT: u32 = 3;
+    // The nanosecond is 10^-9 s: the decimal exponent of the integer's last digit.
+    const NANO_EXPONENT: i32 = -9;
+    if span_ns <= 0 {
+        return "0.00".to_string();
+    }
+    let span = span_ns as u128;
+    let digits = span.ilog10() + 1;
+    // Keep the three leading digits of the span, rounded: `kept` is 100..=999 and the value is
+    // kept * 10^exponent seconds.
+    let (mut kept, mut exponent) = if digits >= SIGNIFICANT {
+        let dropped = digits - SIGNIFICANT;
+        let divisor = 10u128.pow(dropped);
+        let mut kept = span / divisor;
+        if 2 * (span % divisor) >= divisor {
+            kept += 1;
+        }
+        (kept, dropped as i32 + NANO_EXPONENT)
+    } else {
+        let missing = SIGNIFICANT - digits;
+        (span * 10u128.pow(missing), NANO_EXPONENT - missing as i32)
+    };
+    if kept == 10u128.pow(SIGNIFICANT) {
+        // 999.5 rounded up to 1000: one digit more than three, so drop the trailing zero.
+        kept /= 10;
+        exponent += 1;
+    }
+    if exponent >= 0 {
+        format!("{}", kept * 10u128.pow(exponent as u32))
+    } else {
+        let decimals = (-exponent) as u32;
+        let scale = 10u128.pow(decimals);
+        format!(
+            "{}.{:0width$}",
+            kept / scale,
+            kept % scale,
+            width = decimals as usize
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::monitor::utc::parse_utc_ns;
+
+    fn title_between(last: &str, next: &str) -> String {
+        gap_title(parse_utc_ns(next).unwrap() - parse_utc_ns(last).unwrap())
+    }
+
+    #[test]
+    fn design_worked_example_inc_0142_gives_6_96_s() {
+        assert_eq!(
+            title_between("2026-09-24T14:32:03.912Z", "2026-09-24T14:32:10.874Z"),
+            "Heartbeat due and not received. Nothing for 6.96 s"
+        );
+    }
+
+    #[test]
+    fn design_worked_example_inc_0143_gives_31_0_s() {
+        assert_eq!(
+            title_between("2026-09-24T15:41:02.713Z", "2026-09-24T15:41:33.689Z"),
+            "Heartbeat due and not received. Nothing for 31.0 s"
+        );
+    }
+
+    #[test]
+    fn three_significant_figures_across_magnitudes() {
+        let cases = [
+            (6_962_000_000, "6.96"),
+            (30_976_000_000, "31.0"),
+            (3_369_473_055_000, "3370"),
+            (500_000_000, "0.500"),
+            (4_423_000_000, "4.42"),
+            (3_235_000_000, "3.24"),
+            (3_000_000_001, "3.00"),
+            (6_965_000_000, "6.97"),
+            (6_964_999_999, "6.96"),
+            (9_996_000_000, "10.0"),
+            (99_960_000_000, "100"),
+            (123_456_000_000_000, "123000"),
+            (12, "0.0000000120"),
+            (0, "0.00"),
+            (-5, "0.00"),
+        ];
+        for (span_ns, expected) in cases {
+            assert_eq!(
+                seconds_to_three_significant_figures(span_ns),
+                expected,
+                "span {span_ns} ns"
+            );
+        }
+    }
+}

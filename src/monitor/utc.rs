@@ -1,0 +1,131 @@
+//! The monitors' time axis: UTC as `i64` nanoseconds since the Unix epoch, and its text form in
+//! events (RFC 3339, millisecond precision, `Z`), matching `recv_utc` in the receive log.
+//!
+//! Nothing here reads a clock: callers pass the time in.
+
+use chrono::{DateTime, SecondsFormat};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Nanoseconds in one second, for converting between the `i64` axis and seconds.
+pub const NANOS_PER_SECOND: i64 = 1_000_000_000;
+
+/// Nanoseconds in one millisecond.
+pub const NANOS_PER_MILLI: i64 = 1_000_000;
+
+/// Formats UTC nanoseconds as RFC 3339 with milliseconds and `Z`, e.g. `2026-09-24T14:32:03.912Z`.
+///
+/// Sub-millisecond digits are truncated, not rounded, so an instant never prints as later than it
+/// was (the receive log's `recv_utc` is written the same way).
+pub fn format_utc_ms(utc_ns: i64) -> String {
+    let seconds = utc_ns.div_euclid(NANOS_PER_SECOND);
+    // rem_euclid keeps the sub-second part in 0..1e9 for instants before 1970 too.
+    let subsec_ns = utc_ns.rem_euclid(NANOS_PER_SECOND) as u32;
+    match DateTime::from_timestamp(seconds, subsec_ns) {
+        Some(instant) => instant.to_rfc3339_opts(SecondsFormat::Millis, true),
+        // Unreachable for an i64 of nanoseconds (years 1677 to 2262 are all in chrono's range);
+        // kept total so formatting an event can never panic.
+        None => format!("{utc_ns}ns"),
+    }
+}
+
+/// Parses an RFC 3339 time (any offset, any number of fractional digits) into UTC nanoseconds.
+/// Returns `None` when the text is not RFC 3339 or falls outside the `i64` nanosecond range.
+pub fn parse_utc_ns(text: &str) -> Option<i64> {
+    DateTime::parse_from_rfc3339(text)
+        .ok()?
+        .timestamp_nanos_opt()
+}
+
+/// Converts seconds (as configured, e.g. `threshold_s = 3.0`) to nanoseconds, rounding to the
+/// nearest nanosecond so `3.0` is exactly `3_000_000_000`.
+pub fn seconds_to_ns(seconds: f64) -> i64 {
+    (seconds * NANOS_PER_SECOND as f64).round() as i64
+}
+
+/// Converts a nanosecond span to seconds for an event field (`gap_s`, `threshold_s`, ...).
+///
+/// Division of an exact integer gives the nearest `f64`, so 6_962_000_000 ns prints as `6.962`.
+pub fn ns_to_seconds(span_ns: i64) -> f64 {
+    span_ns as f64 / NANOS_PER_SECOND as f64
+}
+
+/// Converts a nanosecond span to milliseconds for an event field (`p50_ms`, ...).
+pub fn ns_to_millis(span_ns: i64) -> f64 {
+    span_ns as f64 / NANOS_PER_MILLI as f64
+}
+
+/// An instant on the UTC axis that serialises as an RFC 3339 millisecond string.
+///
+/// Events keep the exact nanoseconds (so tests and callers compare numbers) and only the JSON
+/// form is rounded to the millisecond.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Utc(pub i64);
+
+impl Utc {
+    /// Nanoseconds since the Unix epoch.
+    pub fn ns(self) -> i64 {
+        self.0
+    }
+}
+
+impl std::fmt::Display for Utc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&format_utc_ms(self.0))
+    }
+}
+
+impl Serialize for Utc {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&format_utc_ms(self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for Utc {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        parse_utc_ns(&text)
+            .map(Utc)
+            .ok_or_else(|| serde::de::Error::custom(format!("not an RFC 3339 time: {text:?}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_with_milliseconds_and_z_truncating_below_the_millisecond() {
+        let ns = parse_utc_ns("2026-09-24T14:32:03.912Z").unwrap();
+        assert_eq!(format_utc_ms(ns), "2026-09-24T14:32:03.912Z");
+        assert_eq!(format_utc_ms(ns + 999_999), "2026-09-24T14:32:03.912Z");
+        assert_eq!(format_utc_ms(ns + 1_000_000), "2026-09-24T14:32:03.913Z");
+        assert_eq!(format_utc_ms(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(format_utc_ms(-1), "1969-12-31T23:59:59.999Z");
+    }
+
+    #[test]
+    fn parses_offsets_and_microseconds() {
+        assert_eq!(
+            parse_utc_ns("1970-01-01T00:00:01.000001Z"),
+            Some(1_000_001_000)
+        );
+        assert_eq!(parse_utc_ns("1970-01-01T01:00:00+01:00"), Some(0));
+        assert_eq!(parse_utc_ns("yesterday"), None);
+    }
+
+    #[test]
+    fn utc_round_trips_through_json_at_millisecond_precision() {
+        let json = serde_json::to_string(&Utc(1_500_000_000_123_456_789)).unwrap();
+        assert_eq!(json, "\"2017-07-14T02:40:00.123Z\"");
+        let back: Utc = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, Utc(1_500_000_000_123_000_000));
+    }
+
+    #[test]
+    fn seconds_convert_exactly() {
+        assert_eq!(seconds_to_ns(3.0), 3_000_000_000);
+        assert_eq!(seconds_to_ns(0.001), 1_000_000);
+        assert_eq!(ns_to_seconds(6_962_000_000).to_string(), "6.962");
+        assert_eq!(ns_to_millis(15_939_285_000).to_string(), "15939.285");
+    }
+}
