@@ -38,21 +38,48 @@ fn main() {
             }
         }
     }
-    let stream: Vec<u8> = datagrams.iter().flat_map(|(_, d)| d.iter().copied()).collect();
+    let stream: Vec<u8> = datagrams
+        .iter()
+        .flat_map(|(_, d)| d.iter().copied())
+        .collect();
     let out_dir = std::env::temp_dir().join(format!("foxborne-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out_dir);
-    println!("corpus: {} files, {} frames, {} bytes", paths.len(), datagrams.len(), stream.len());
+    println!(
+        "corpus: {} files, {} frames, {} bytes",
+        paths.len(),
+        datagrams.len(),
+        stream.len()
+    );
 
     for round in 0..3 {
-        let mut file = RotatingFile::new(out_dir.join(format!("dgram{round}")), "receive", "jsonl", 1 << 40, Framing::Lines);
-        let mut recorder = Recorder::new(&["bench".into()], RecorderSettings { fields_for: vec![0, 2, 253], ..Default::default() });
+        let mut file = RotatingFile::new(
+            out_dir.join(format!("dgram{round}")),
+            "receive",
+            "jsonl",
+            1 << 40,
+            Framing::Lines,
+        );
+        let mut recorder = Recorder::new(
+            &["bench".into()],
+            RecorderSettings {
+                fields_for: vec![0, 2, 253],
+                ..Default::default()
+            },
+        );
         let mut out = Output::default();
         let started = Instant::now();
         let mut receipts = 0u64;
         let mut written = 0usize;
         for chunk in datagrams.chunks(512) {
             for (utc_ns, d) in chunk {
-                recorder.datagram(0, *utc_ns, Some(1), Some("\"127.0.0.1:14550\""), d, &mut out);
+                recorder.datagram(
+                    0,
+                    *utc_ns,
+                    Some(1),
+                    Some("\"127.0.0.1:14550\""),
+                    d,
+                    &mut out,
+                );
             }
             for b in out.batches.drain(..) {
                 receipts += b.receipts;
@@ -60,6 +87,7 @@ fn main() {
                 file.write(b.day, b.first_utc_ns, &b.jsonl).unwrap();
             }
             out.observations.clear();
+            out.messages.clear();
         }
         file.sync().unwrap();
         let secs = started.elapsed().as_secs_f64();
@@ -69,17 +97,37 @@ fn main() {
             written as f64 / secs / 1e6
         );
 
-        let mut file = RotatingFile::new(out_dir.join(format!("stream{round}")), "receive", "jsonl", 1 << 40, Framing::Lines);
-        let mut recorder = Recorder::new(&["bench".into()], RecorderSettings { fields_for: vec![0, 2, 253], ..Default::default() });
+        let mut file = RotatingFile::new(
+            out_dir.join(format!("stream{round}")),
+            "receive",
+            "jsonl",
+            1 << 40,
+            Framing::Lines,
+        );
+        let mut recorder = Recorder::new(
+            &["bench".into()],
+            RecorderSettings {
+                fields_for: vec![0, 2, 253],
+                ..Default::default()
+            },
+        );
         let started = Instant::now();
         let mut receipts = 0u64;
         for (i, piece) in stream.chunks(4096).enumerate() {
-            recorder.stream(0, 1_700_000_000_000_000_000 + i as i64 * 1_000_000, Some(1), None, piece, &mut out);
+            recorder.stream(
+                0,
+                1_700_000_000_000_000_000 + i as i64 * 1_000_000,
+                Some(1),
+                None,
+                piece,
+                &mut out,
+            );
             for b in out.batches.drain(..) {
                 receipts += b.receipts;
                 file.write(b.day, b.first_utc_ns, &b.jsonl).unwrap();
             }
             out.observations.clear();
+            out.messages.clear();
         }
         file.sync().unwrap();
         let secs = started.elapsed().as_secs_f64();

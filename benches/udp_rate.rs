@@ -17,7 +17,7 @@ fn run_rate(rate: u64, seconds: u64) -> (u64, u64, f64) {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(
         dir.join("receiver.toml"),
-        format!("data_dir = \"{}/data\"\n[[link]]\nname = \"load\"\nudp = \"127.0.0.1:0\"\n", dir.display()),
+        format!("data_dir = \"{}/data\"\n[http]\nlisten = \"127.0.0.1:0\"\n[[link]]\nname = \"load\"\nudp = \"127.0.0.1:0\"\n", dir.display()),
     )
     .unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_foxborne-receiver"))
@@ -29,7 +29,11 @@ fn run_rate(rate: u64, seconds: u64) -> (u64, u64, f64) {
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let addr = loop {
         let line = lines.next().expect("daemon exited").unwrap();
-        if let Some(a) = line.rsplit("local=").next().filter(|_| line.contains("local=")) {
+        if let Some(a) = line
+            .rsplit("local=")
+            .next()
+            .filter(|_| line.contains("local="))
+        {
             break a.trim().parse::<std::net::SocketAddr>().unwrap();
         }
     };
@@ -39,7 +43,11 @@ fn run_rate(rate: u64, seconds: u64) -> (u64, u64, f64) {
     let frames: Vec<Vec<u8>> = (0..20u8)
         .flat_map(|s| {
             (0..=255u8).map(move |seq| {
-                let h = Header { sysid: s + 1, compid: 1, seq };
+                let h = Header {
+                    sysid: s + 1,
+                    compid: 1,
+                    seq,
+                };
                 if seq % 2 == 0 {
                     build::v2(h, 30, &build::attitude_payload(seq as u32, 0.1))
                 } else {
@@ -55,7 +63,8 @@ fn run_rate(rate: u64, seconds: u64) -> (u64, u64, f64) {
     let mut tick = 0u64;
     while sent < total {
         for _ in 0..per_ms.min(total - sent) {
-            tx.send_to(&frames[(sent as usize) % frames.len()], addr).unwrap();
+            tx.send_to(&frames[(sent as usize) % frames.len()], addr)
+                .unwrap();
             sent += 1;
         }
         tick += 1;
@@ -65,14 +74,22 @@ fn run_rate(rate: u64, seconds: u64) -> (u64, u64, f64) {
         }
     }
     let send_secs = started.elapsed().as_secs_f64();
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGTERM).unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
     child.wait().unwrap();
     let mut received = 0u64;
     for day in std::fs::read_dir(dir.join("data/receive")).unwrap() {
         let day = day.unwrap().path();
         if day.is_dir() {
             for f in std::fs::read_dir(day).unwrap() {
-                received += std::fs::read(f.unwrap().path()).unwrap().iter().filter(|&&b| b == b'\n').count() as u64;
+                received += std::fs::read(f.unwrap().path())
+                    .unwrap()
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count() as u64;
             }
         }
     }
@@ -81,12 +98,20 @@ fn run_rate(rate: u64, seconds: u64) -> (u64, u64, f64) {
 }
 
 fn main() {
-    let seconds: u64 = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(5);
+    let seconds: u64 = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(5);
     println!("rate (frames/s) | sent | received | lost | achieved send rate");
     let mut best = 0;
-    for rate in [10_000u64, 20_000, 50_000, 100_000, 150_000, 200_000, 300_000] {
+    for rate in [
+        10_000u64, 20_000, 50_000, 100_000, 150_000, 200_000, 300_000,
+    ] {
         let (sent, received, achieved) = run_rate(rate, seconds);
-        println!("{rate} | {sent} | {received} | {} | {achieved:.0}", sent - received);
+        println!(
+            "{rate} | {sent} | {received} | {} | {achieved:.0}",
+            sent - received
+        );
         if received == sent {
             best = rate;
         } else {

@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod config;
 pub mod daemon;
+pub mod http;
 pub mod logging;
 pub mod mavlink;
 pub mod monitor;

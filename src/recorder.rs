@@ -56,6 +56,14 @@ pub enum Observation {
     },
 }
 
+impl Observation {
+    pub fn link(&self) -> u16 {
+        match *self {
+            Observation::Heartbeat { link, .. } | Observation::SystemTime { link, .. } => link,
+        }
+    }
+}
+
 /// Output of one UTC day: lines for the receive log and records for the raw `.tlog`.
 #[derive(Debug, Default)]
 pub struct DayBatch {
@@ -73,6 +81,8 @@ pub struct DayBatch {
 pub struct Output {
     pub batches: Vec<DayBatch>,
     pub observations: Vec<Observation>,
+    /// (link, sysid, message name) of each receipt, for per-message counts.
+    pub messages: Vec<(u16, u8, &'static str)>,
 }
 
 impl Output {
@@ -283,6 +293,7 @@ fn record_item(
                 write_tlog_record(&mut batch.tlog, arrival.utc_ns, &frame);
             }
             observe(link, &frame, arrival.utc_ns, &mut out.observations);
+            out.messages.push((link, frame.sysid, frame.name));
         }
     }
 }
@@ -294,7 +305,10 @@ fn write_tlog_record(out: &mut Vec<u8>, utc_ns: i64, frame: &Frame<'_>) {
     out.extend_from_slice(frame.bytes);
 }
 
+/// Monitors are fed the receipt time as the receive log states it (whole milliseconds), so
+/// `analyze` over the log reaches the same findings as the live daemon.
 fn observe(link: u16, frame: &Frame<'_>, utc_ns: i64, observations: &mut Vec<Observation>) {
+    let utc_ns = utc_ns - utc_ns.rem_euclid(1_000_000);
     match frame.msgid {
         HEARTBEAT => observations.push(Observation::Heartbeat {
             link,

@@ -27,7 +27,7 @@ fn mono_now() -> u64 {
 }
 
 fn udp_config() -> &'static str {
-    "data_dir = \"{dir}/data\"\nfsync_interval_s = 0.05\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n"
+    "data_dir = \"{dir}/data\"\nfsync_interval_s = 0.05\n[http]\nlisten = \"127.0.0.1:0\"\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n"
 }
 
 #[test]
@@ -203,7 +203,7 @@ fn write_all(fd: &OwnedFd, bytes: &[u8]) {
 fn serial_link_survives_a_missing_device_and_unplug_and_replug() {
     let dir_marker = "{dir}";
     let config = format!(
-        "data_dir = \"{dir_marker}/data\"\nfsync_interval_s = 0.05\n[[link]]\nname = \"usb0\"\nserial = \"{dir_marker}/ttyV0\"\nbaud = 57600\n"
+        "data_dir = \"{dir_marker}/data\"\nfsync_interval_s = 0.05\n[http]\nlisten = \"127.0.0.1:0\"\n[[link]]\nname = \"usb0\"\nserial = \"{dir_marker}/ttyV0\"\nbaud = 57600\n"
     );
     let mut d = Daemon::start("serial", &config);
     // Missing at start: reported down, not fatal.
@@ -256,7 +256,7 @@ fn serial_link_survives_a_missing_device_and_unplug_and_replug() {
 fn a_port_in_use_is_a_clear_error_and_a_bad_config_exits_78() {
     let taken = UdpSocket::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
-    let mut d = Daemon::start("inuse", &format!("data_dir = \"{{dir}}/data\"\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:{port}\"\n"));
+    let mut d = Daemon::start("inuse", &format!("data_dir = \"{{dir}}/data\"\n[http]\nlisten = \"127.0.0.1:0\"\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:{port}\"\n"));
     let status = d.child.wait().unwrap();
     assert_eq!(status.code(), Some(1));
     d.wait_for(

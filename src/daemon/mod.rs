@@ -4,16 +4,24 @@
 //! write and fsync everything and the process exits 0.
 
 pub mod clock;
+pub mod events;
 pub mod input;
+pub mod kernel_clock;
 pub mod pipeline;
 pub mod serial;
+pub mod status;
 pub mod udp;
 
 use crate::config::{Config, LinkKind};
+use crate::http::{HttpState, Published};
+use crate::monitor::event::{ReceiverKind, ReceiverState};
+use crate::monitor::{ClockWatch, Event, GapConfig, LatencyConfig, ReceiverEvent, Utc, Watch};
 use crate::recorder::{Recorder, RecorderSettings};
 use crate::sink::rotating::Framing;
+use crate::sink::webhook::{Endpoint, Webhook};
 use crate::sink::{spawn_writer, RotatingFile};
 use anyhow::Context;
+use events::EventSink;
 use pipeline::{LinkStatus, Pipeline, Sinks};
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,6 +36,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let receive_dir = config.data_dir.join("receive");
     std::fs::create_dir_all(&receive_dir)
         .with_context(|| format!("cannot create {}", receive_dir.display()))?;
+    let events_dir = config.data_dir.join("events");
+    std::fs::create_dir_all(&events_dir)
+        .with_context(|| format!("cannot create {}", events_dir.display()))?;
+    let started_utc_ns = clock::utc_ns();
 
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let (input_tx, input_rx) = mpsc::channel(INPUT_QUEUE);
@@ -75,6 +87,25 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     }
     drop(input_tx);
 
+    let http_listener = tokio::net::TcpListener::bind(config.http_listen)
+        .await
+        .with_context(|| format!("http.listen: cannot listen on {}", config.http_listen))?;
+    let http_local = http_listener
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    tracing::info!(local = %http_local, "http listening (/events /status /metrics /healthz)");
+    let (sse, _) = tokio::sync::broadcast::channel(1024);
+    let published = Arc::new(std::sync::Mutex::new(Published::default()));
+    let http_task = tokio::spawn(crate::http::serve(
+        http_listener,
+        HttpState {
+            events: sse.clone(),
+            published: published.clone(),
+            shutdown: shutdown_rx.clone(),
+        },
+    ));
+
     let fsync = Duration::from_secs_f64(config.fsync_interval_s);
     let receive = spawn_writer(
         "receive",
@@ -109,6 +140,49 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     } else {
         None
     };
+    let events_file = spawn_writer(
+        "events",
+        RotatingFile::new(
+            &events_dir,
+            "events",
+            "jsonl",
+            config.rotate_size_bytes,
+            Framing::Lines,
+        ),
+        fsync,
+        config.buffer_bytes,
+        clock::utc_ns,
+    )?;
+    let webhook = config.webhook_url.as_deref().map(|url| {
+        let endpoint = Endpoint::parse(url).expect("validated in config");
+        Webhook::spawn(endpoint, config.webhook_queue)
+    });
+    let events = EventSink {
+        file: events_file,
+        sse,
+        webhook,
+    };
+    events.emit(&Event::from(ReceiverEvent {
+        utc: Utc(started_utc_ns),
+        kind: ReceiverKind,
+        state: ReceiverState::Start,
+        version: Some(env!("CARGO_PKG_VERSION").to_string()),
+        message: Some(format!("config {}", config.file.display())),
+        detail: Some(config.effective()),
+    }));
+    let mut gap = GapConfig::with_threshold_s(config.gap.threshold_s);
+    gap.ignore_sysids = config.gap.ignore_sysids.iter().copied().collect();
+    gap.vehicles = config.gap.vehicles.clone();
+    let latency = LatencyConfig {
+        window_ns: (config.latency.window_s * 1e9) as i64,
+        ..LatencyConfig::default()
+    };
+    let watch = Watch::new(
+        gap,
+        latency,
+        config.latency.report_interval_s,
+        started_utc_ns,
+    );
     let names: Vec<String> = config.links.iter().map(|l| l.name.clone()).collect();
     let recorder = Recorder::new(
         &names,
@@ -121,8 +195,17 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     );
     let pipeline = Pipeline {
         recorder,
-        sinks: Sinks { receive, tlog },
+        watch,
+        clock_watch: ClockWatch::new(),
+        sinks: Sinks {
+            receive,
+            tlog,
+            events,
+        },
         links: vec![LinkStatus::default(); names.len()],
+        published,
+        started_utc_ns,
+        receipts_by_message: Default::default(),
     };
     let reopen = Arc::new(Notify::new());
     let pipeline_task = tokio::spawn(pipeline.run(input_rx, reopen.clone()));
@@ -144,13 +227,32 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         let _ = task.await;
     }
     let pipeline = pipeline_task.await.context("pipeline task failed")?;
+    let _ = http_task.await;
     let stats = pipeline.sinks.receive.stats.clone();
-    let Sinks { receive, tlog } = pipeline.sinks;
+    let Sinks {
+        receive,
+        tlog,
+        events,
+    } = pipeline.sinks;
+    events.emit(&Event::from(ReceiverEvent {
+        utc: Utc(clock::utc_ns()),
+        kind: ReceiverKind,
+        state: ReceiverState::Stop,
+        version: Some(env!("CARGO_PKG_VERSION").to_string()),
+        message: Some(format!(
+            "{} receipts written",
+            stats
+                .lines_written
+                .load(std::sync::atomic::Ordering::Relaxed)
+        )),
+        detail: None,
+    }));
     tokio::task::spawn_blocking(move || {
         receive.close();
         if let Some(t) = tlog {
             t.close();
         }
+        events.file.close();
     })
     .await?;
     let written = stats

@@ -1,34 +1,53 @@
-//! The pipeline task: the one owner of the recorder (and the monitors). It takes link input,
-//! turns it into receipt lines and hands them to the writers without ever waiting on a disk.
-//! Under load it batches naturally: everything already queued goes out in one pass.
+//! The pipeline task: the one owner of the recorder and the monitors. It takes link input, turns
+//! it into receipt lines for the writers (never waiting on a disk), tells the monitors, and sleeps
+//! until the monitors' next deadline, so a telemetry_gap opens live, when its deadline passes, not
+//! when the next heartbeat happens to arrive. Under load it batches naturally (everything already
+//! queued goes out in one pass) and still polls the monitors after every pass.
 
+use super::clock;
+use super::events::EventSink;
 use super::input::LinkInput;
+use super::kernel_clock;
+use super::status;
+use crate::http::Published;
+use crate::monitor::event::{DroppedKind, LinkKind as LinkEventKind, LinkState as LinkEventState};
+use crate::monitor::{ClockWatch, DroppedEvent, Event, LinkEvent, Utc, Watch};
 use crate::recorder::{Output, Recorder};
 use crate::sink::writer::Batch;
 use crate::sink::WriterHandle;
-use std::sync::Arc;
-use tokio::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, Notify};
 
 /// How many inputs one pass takes before handing output to the writers.
 const MAX_INPUTS_PER_PASS: usize = 512;
+/// Clock status, drop reports and the published status are refreshed this often.
+const HOUSEKEEPING: Duration = Duration::from_millis(500);
 
 pub struct Sinks {
     pub receive: WriterHandle,
     pub tlog: Option<WriterHandle>,
+    pub events: EventSink,
 }
 
-/// Counters the pipeline keeps beside the recorder's.
+/// Link state as the pipeline saw it.
 #[derive(Debug, Default, Clone)]
 pub struct LinkStatus {
     pub up: Option<bool>,
     pub denied: u64,
     pub last_change_detail: String,
+    pub downs: u64,
 }
 
 pub struct Pipeline {
     pub recorder: Recorder,
+    pub watch: Watch,
+    pub clock_watch: ClockWatch,
     pub sinks: Sinks,
     pub links: Vec<LinkStatus>,
+    pub published: Arc<Mutex<Published>>,
+    pub started_utc_ns: i64,
+    pub receipts_by_message: std::collections::BTreeMap<(u16, u8, &'static str), u64>,
 }
 
 impl Pipeline {
@@ -51,17 +70,22 @@ impl Pipeline {
                 self.recorder
                     .stream(link, at.utc_ns, Some(at.mono_ns), None, &bytes, out)
             }
-            LinkInput::Up { link, detail, .. } => {
+            LinkInput::Up { link, at, detail } => {
                 tracing::info!(link = %self.recorder.link_name(link), %detail, "link up");
-                self.links[link as usize].up = Some(true);
-                self.links[link as usize].last_change_detail = detail;
+                let status = &mut self.links[link as usize];
+                status.up = Some(true);
+                status.last_change_detail = detail.clone();
+                self.emit_link(link, at.utc_ns, LinkEventState::Up, Some(detail));
             }
             LinkInput::Down { link, at, reason } => {
                 self.recorder
                     .stream_end(link, at.utc_ns, Some(at.mono_ns), out);
                 tracing::warn!(link = %self.recorder.link_name(link), %reason, "link down");
-                self.links[link as usize].up = Some(false);
-                self.links[link as usize].last_change_detail = reason;
+                let status = &mut self.links[link as usize];
+                status.up = Some(false);
+                status.downs += 1;
+                status.last_change_detail = reason.clone();
+                self.emit_link(link, at.utc_ns, LinkEventState::Down, Some(reason));
             }
             LinkInput::Denied { link, peer, .. } => {
                 let status = &mut self.links[link as usize];
@@ -73,45 +97,128 @@ impl Pipeline {
         }
     }
 
+    fn emit_link(&self, link: u16, utc_ns: i64, state: LinkEventState, reason: Option<String>) {
+        let event = LinkEvent {
+            utc: Utc(utc_ns),
+            kind: LinkEventKind,
+            link: self.recorder.link_name(link).to_string(),
+            state,
+            reason,
+            counts: None,
+        };
+        self.sinks.events.emit(&Event::from(event));
+    }
+
+    /// Hands the pass's lines to the writers and its receipts to the monitors.
     fn flush(&mut self, out: &mut Output) {
         for day in out.batches.drain(..) {
             if day.receipts == 0 {
                 continue;
             }
-            let last_utc_ns = day.last_utc_ns;
+            let (first, last) = (day.first_utc_ns, day.last_utc_ns);
             if let Some(tlog) = &self.sinks.tlog {
                 tlog.offer(Batch {
                     day: day.day,
-                    first_utc_ns: day.first_utc_ns,
-                    last_utc_ns,
+                    first_utc_ns: first,
+                    last_utc_ns: last,
                     lines: day.receipts,
                     bytes: day.tlog,
                 });
             }
             self.sinks.receive.offer(Batch {
                 day: day.day,
-                first_utc_ns: day.first_utc_ns,
-                last_utc_ns,
+                first_utc_ns: first,
+                last_utc_ns: last,
                 lines: day.receipts,
                 bytes: day.jsonl,
             });
         }
-        out.observations.clear();
+        for (link, sysid, name) in out.messages.drain(..) {
+            *self
+                .receipts_by_message
+                .entry((link, sysid, name))
+                .or_default() += 1;
+        }
+        for observation in out.observations.drain(..) {
+            let link = self.recorder.link_name(observation.link()).to_string();
+            for event in self.watch.observe(&observation, &link) {
+                self.sinks.events.emit(&event);
+            }
+        }
+    }
+
+    /// What is due now: gaps that opened, latency reports.
+    fn poll(&mut self) {
+        let now = clock::utc_ns();
+        for event in self.watch.poll(now, self.clock_watch.status()) {
+            self.sinks.events.emit(&event);
+        }
+    }
+
+    fn housekeeping(&mut self) {
+        let now = clock::utc_ns();
+        if let Some(status) = kernel_clock::read() {
+            if let Some(event) =
+                self.clock_watch
+                    .observe(status.synchronised, status.max_error_us, now)
+            {
+                self.sinks.events.emit(&Event::from(event));
+            }
+        }
+        for writer in [Some(&self.sinks.receive), self.sinks.tlog.as_ref()]
+            .into_iter()
+            .flatten()
+        {
+            if let Some(d) = writer.take_drops() {
+                tracing::error!(
+                    stream = writer.name(),
+                    count = d.lines,
+                    "receipts dropped: the disk did not keep up and the buffer is full"
+                );
+                let event = DroppedEvent {
+                    utc: Utc(now),
+                    kind: DroppedKind,
+                    stream: writer.name().to_string(),
+                    count: d.lines,
+                    first_utc: Utc(d.first_utc_ns),
+                    last_utc: Utc(d.last_utc_ns),
+                    reason: writer
+                        .stats
+                        .last_error
+                        .lock()
+                        .expect("not poisoned")
+                        .clone(),
+                };
+                self.sinks.events.emit(&Event::from(event));
+            }
+        }
+        let published = Published {
+            status_json: status::status_json(self, now).to_string(),
+            metrics_text: status::metrics_text(self),
+        };
+        *self.published.lock().expect("not poisoned") = published;
     }
 
     /// Runs until every link task has ended (their senders dropped), then flushes.
-    pub async fn run(
-        mut self,
-        mut rx: mpsc::Receiver<LinkInput>,
-        reopen: Arc<tokio::sync::Notify>,
-    ) -> Pipeline {
+    pub async fn run(mut self, mut rx: mpsc::Receiver<LinkInput>, reopen: Arc<Notify>) -> Pipeline {
         let mut out = Output::default();
+        let mut next_housekeeping = tokio::time::Instant::now();
         loop {
+            let now_utc = clock::utc_ns();
+            let wake = match self.watch.next_deadline() {
+                Some(deadline) => {
+                    let until = tokio::time::Instant::now()
+                        + Duration::from_nanos((deadline - now_utc).max(0) as u64);
+                    until.min(next_housekeeping)
+                }
+                None => next_housekeeping,
+            };
             tokio::select! {
                 biased;
                 _ = reopen.notified() => {
                     self.flush(&mut out);
                     self.sinks.receive.reopen();
+                    self.sinks.events.file.reopen();
                     if let Some(t) = &self.sinks.tlog { t.reopen(); }
                     tracing::info!("SIGHUP: files reopened");
                 }
@@ -126,9 +233,18 @@ impl Pipeline {
                     }
                     self.flush(&mut out);
                 }
+                _ = tokio::time::sleep_until(wake) => {}
+            }
+            // Polled after every pass, so a busy pipeline still raises alerts on time.
+            self.poll();
+            if tokio::time::Instant::now() >= next_housekeeping {
+                self.housekeeping();
+                next_housekeeping = tokio::time::Instant::now() + HOUSEKEEPING;
             }
         }
         self.flush(&mut out);
+        self.poll();
+        self.housekeeping();
         self
     }
 }

@@ -13,6 +13,7 @@ pub mod latency;
 pub mod ntp;
 pub mod title;
 pub mod utc;
+pub mod watch;
 
 pub use event::{
     ClockEvent, ClockState, DroppedEvent, Event, GapEvent, GapState, LatencyEvent, LinkEvent,
@@ -26,3 +27,4 @@ pub use latency::{
 pub use ntp::{ClockStatus, ClockWatch};
 pub use title::{gap_title, OBSERVED};
 pub use utc::{format_utc_ms, parse_utc_ns, Utc};
+pub use watch::Watch;

@@ -2,6 +2,7 @@
 //! each written by its own thread so a slow or full disk never stalls receiving.
 
 pub mod rotating;
+pub mod webhook;
 pub mod writer;
 
 pub use rotating::RotatingFile;

@@ -19,7 +19,7 @@ run_case() {
   local name=$1 extra=$2 port=$3
   local dir=$work/$name
   mkdir -p "$dir"
-  printf 'data_dir = "%s/data"\nfsync_interval_s = 0.1\n[[link]]\nname = "interop"\nudp = "127.0.0.1:%s"\n%b' \
+  printf 'data_dir = "%s/data"\nfsync_interval_s = 0.1\n[http]\nlisten = "127.0.0.1:0"\n[[link]]\nname = "interop"\nudp = "127.0.0.1:%s"\n%b' \
     "$dir" "$port" "$extra" > "$dir/receiver.toml"
   "$bin" run --config "$dir/receiver.toml" 2> "$dir/daemon.log" &
   local pid=$!

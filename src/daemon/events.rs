@@ -1,0 +1,84 @@
+//! Event fan-out: every event goes to the events file, the journal (structured fields), the
+//! Server-Sent Events stream and the webhook. None of them can hold up the caller: the file has
+//! its own writer thread, SSE is a broadcast that drops for slow listeners, the webhook a bounded
+//! queue.
+
+use crate::monitor::event::GapState;
+use crate::monitor::Event;
+use crate::recorder::NANOS_PER_DAY;
+use crate::sink::webhook::Webhook;
+use crate::sink::writer::Batch;
+use crate::sink::WriterHandle;
+use std::sync::Arc;
+use tokio::sync::broadcast;
+
+pub struct EventSink {
+    pub file: WriterHandle,
+    pub sse: broadcast::Sender<Arc<str>>,
+    pub webhook: Option<Webhook>,
+}
+
+impl EventSink {
+    pub fn emit(&self, event: &Event) {
+        let line: Arc<str> = event.to_json_line().into();
+        let utc = event.utc().ns();
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        self.file.offer(Batch {
+            day: utc.div_euclid(NANOS_PER_DAY),
+            first_utc_ns: utc,
+            last_utc_ns: utc,
+            lines: 1,
+            bytes,
+        });
+        log_event(event);
+        let _ = self.sse.send(line.clone());
+        if let Some(webhook) = &self.webhook {
+            webhook.offer(line);
+        }
+    }
+}
+
+/// One journal line per event, with its fields as structured journal fields.
+fn log_event(event: &Event) {
+    match event {
+        Event::TelemetryGap(g) => {
+            let name = g.name.as_deref().unwrap_or("");
+            let links = g.links.join(",");
+            let last = g
+                .last_recv_utc
+                .map(|u| crate::monitor::format_utc_ms(u.ns()))
+                .unwrap_or_default();
+            match g.state {
+                GapState::Open => tracing::warn!(
+                    kind = "telemetry_gap", state = "open", sysid = g.sysid, name, links = %links,
+                    last_recv_utc = %last, due_utc = %crate::monitor::format_utc_ms(g.due_utc.ns()),
+                    threshold_s = g.threshold_s, observed = %g.observed,
+                    "telemetry_gap open: sysid {} {name} silent for more than {} s",
+                    g.sysid, g.threshold_s
+                ),
+                GapState::Closed => tracing::warn!(
+                    kind = "telemetry_gap", state = "closed", sysid = g.sysid, name, links = %links,
+                    last_recv_utc = %last, gap_s = g.gap_s.unwrap_or(f64::NAN),
+                    title = g.title.as_deref().unwrap_or(""), observed = %g.observed,
+                    "telemetry_gap closed: sysid {} {name}: {}",
+                    g.sysid, g.title.as_deref().unwrap_or("heard again")
+                ),
+            }
+        }
+        Event::Latency(l) => tracing::info!(
+            kind = "latency",
+            sysid = l.sysid,
+            count = l.count,
+            p50_ms = l.p50_ms.unwrap_or(f64::NAN),
+            p95_ms = l.p95_ms.unwrap_or(f64::NAN),
+            clock_offset_ms = l.clock_offset_ms.unwrap_or(f64::NAN),
+            "latency sysid {}",
+            l.sysid
+        ),
+        other => {
+            tracing::info!(kind = other.kind(), event = %other.to_json_line(), "{}", other.kind())
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! The watch: gap detector and latency estimator together, fed receipts and asked what is due,
+//! so the live pipeline and `analyze` run exactly the same rules. Latency reports are scheduled
+//! on the receipts' clock (every `report_interval`, from the first SYSTEM_TIME), so a recording
+//! replayed gives its reports at the same instants the live daemon did.
+
+use super::event::Event;
+use super::gap::{GapConfig, GapDetector};
+use super::latency::{LatencyConfig, LatencyEstimator};
+use super::ntp::ClockStatus;
+use super::utc::seconds_to_ns;
+use crate::recorder::Observation;
+
+pub struct Watch {
+    pub gap: GapDetector,
+    pub latency: LatencyEstimator,
+    report_interval_ns: i64,
+    next_report_ns: Option<i64>,
+}
+
+impl Watch {
+    pub fn new(
+        gap: GapConfig,
+        latency: LatencyConfig,
+        report_interval_s: f64,
+        start_utc_ns: i64,
+    ) -> Self {
+        Self {
+            gap: GapDetector::new(gap, start_utc_ns),
+            latency: LatencyEstimator::new(latency),
+            report_interval_ns: seconds_to_ns(report_interval_s).max(1),
+            next_report_ns: None,
+        }
+    }
+
+    /// Tells the monitors of one receipt; returns the gap events it settles (a `closed`, or an
+    /// `open` and `closed` when no poll saw the gap).
+    pub fn observe(&mut self, observation: &Observation, link_name: &str) -> Vec<Event> {
+        match *observation {
+            Observation::Heartbeat { sysid, utc_ns, .. } => self
+                .gap
+                .on_heartbeat(sysid, link_name, utc_ns)
+                .into_iter()
+                .map(Event::from)
+                .collect(),
+            Observation::SystemTime {
+                sysid,
+                utc_ns,
+                time_unix_usec,
+                time_boot_ms,
+                ..
+            } => {
+                let o = self
+                    .latency
+                    .observe(sysid, utc_ns, time_unix_usec, time_boot_ms);
+                if o.recorded && self.next_report_ns.is_none() {
+                    self.next_report_ns = Some(utc_ns + self.report_interval_ns);
+                }
+                Vec::new()
+            }
+        }
+    }
+
+    /// The earliest instant something is due: a gap opening or a latency report.
+    pub fn next_deadline(&self) -> Option<i64> {
+        match (self.gap.next_deadline(), self.next_report_ns) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Everything due at `now_ns`: gaps that opened, and latency reports whose time has come
+    /// (stamped at their scheduled instant).
+    pub fn poll(&mut self, now_ns: i64, clock: Option<ClockStatus>) -> Vec<Event> {
+        let mut events: Vec<Event> = self.gap.poll(now_ns).into_iter().map(Event::from).collect();
+        while let Some(due) = self.next_report_ns.filter(|&due| due <= now_ns) {
+            events.extend(self.latency.report(due, clock).into_iter().map(Event::from));
+            self.next_report_ns = Some(due + self.report_interval_ns);
+        }
+        events
+    }
+}
