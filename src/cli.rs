@@ -28,6 +28,16 @@ pub enum Verb {
         #[arg(long, default_value = DEFAULT_CONFIG)]
         config: PathBuf,
     },
+    /// Receive JSONL or .tlog through the live gap and latency logic; findings as JSON lines.
+    Analyze {
+        files: Vec<PathBuf>,
+        /// Take [gap] and [latency] settings from this daemon config.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Link name for .tlog receipts (default: the file name).
+        #[arg(long)]
+        link: Option<String>,
+    },
     /// Ground-station .tlog files.
     Tlog {
         #[command(subcommand)]

@@ -4,6 +4,7 @@
 //! The pure core (`mavlink`, `monitor`, `ulog`, `tlog`, `receipt`) takes bytes and times as
 //! arguments and never reads a clock or opens a socket. `daemon` and `sink` are the I/O shell.
 
+pub mod analyze;
 pub mod cli;
 pub mod config;
 pub mod daemon;
