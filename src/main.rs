@@ -64,18 +64,20 @@ fn main() -> ExitCode {
                 Err(e) => fail(e),
             }
         }
-        Verb::Analyze { files, config, link } => {
-            match foxborne_receiver::analyze::run(&files, config.as_deref(), link.as_deref()) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => match e.downcast_ref::<foxborne_receiver::config::ConfigError>() {
-                    Some(_) => {
-                        eprintln!("error: {e:#}");
-                        ExitCode::from(EXIT_CONFIG)
-                    }
-                    None => fail(e),
-                },
-            }
-        }
+        Verb::Analyze {
+            files,
+            config,
+            link,
+        } => match foxborne_receiver::analyze::run(&files, config.as_deref(), link.as_deref()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => match e.downcast_ref::<foxborne_receiver::config::ConfigError>() {
+                Some(_) => {
+                    eprintln!("error: {e:#}");
+                    ExitCode::from(EXIT_CONFIG)
+                }
+                None => fail(e),
+            },
+        },
         Verb::Ulog { cmd } => match foxborne_receiver::ulog::cmd::run(cmd) {
             Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
             Err(e) => fail(e),

@@ -19,7 +19,10 @@ fn analyze_finds_exactly_the_heartbeat_gaps_pymavlink_finds() {
     for path in files {
         let expected = common::pymavlink_expected(&path);
         let bytes = std::fs::read(&path).unwrap();
-        let events = findings(&tlog_receipts(&bytes, "t"), &AnalyzeSettings::from_config(None));
+        let events = findings(
+            &tlog_receipts(&bytes, "t"),
+            &AnalyzeSettings::from_config(None),
+        );
         let closed: Vec<(u8, f64, f64, f64)> = events
             .iter()
             .filter_map(|e| match e {
@@ -36,7 +39,14 @@ fn analyze_finds_exactly_the_heartbeat_gaps_pymavlink_finds() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|g| (g["sysid"].as_u64().unwrap() as u8, g["last_recv"].as_f64().unwrap(), g["next_recv"].as_f64().unwrap(), g["gap_s"].as_f64().unwrap()))
+            .map(|g| {
+                (
+                    g["sysid"].as_u64().unwrap() as u8,
+                    g["last_recv"].as_f64().unwrap(),
+                    g["next_recv"].as_f64().unwrap(),
+                    g["gap_s"].as_f64().unwrap(),
+                )
+            })
             .collect();
         let name = path.file_name().unwrap().to_string_lossy();
         assert_eq!(closed.len(), want.len(), "{name}: {closed:?} vs {want:?}");
@@ -48,14 +58,24 @@ fn analyze_finds_exactly_the_heartbeat_gaps_pymavlink_finds() {
         got_sorted.sort_by(|a, b| a.2.partial_cmp(&b.2).unwrap().then(a.0.cmp(&b.0)));
         for (g, w) in got_sorted.iter().zip(&want_sorted) {
             assert_eq!(g.0, w.0, "{name}: sysid");
-            assert!((g.1 - w.1).abs() < 5e-6 && (g.2 - w.2).abs() < 5e-6 && (g.3 - w.3).abs() < 5e-6, "{name}: {g:?} vs {w:?}");
+            assert!(
+                (g.1 - w.1).abs() < 5e-6 && (g.2 - w.2).abs() < 5e-6 && (g.3 - w.3).abs() < 5e-6,
+                "{name}: {g:?} vs {w:?}"
+            );
         }
         // Every closed gap carries the contract wording.
         for e in &events {
             if let Event::TelemetryGap(g) = e {
-                assert_eq!(g.observed, "Observed: telemetry receive gap, not necessarily radio failure");
+                assert_eq!(
+                    g.observed,
+                    "Observed: telemetry receive gap, not necessarily radio failure"
+                );
                 if g.state == GapState::Closed {
-                    assert!(g.title.as_deref().unwrap().starts_with("Heartbeat due and not received. Nothing for "));
+                    assert!(g
+                        .title
+                        .as_deref()
+                        .unwrap()
+                        .starts_with("Heartbeat due and not received. Nothing for "));
                 }
             }
         }
@@ -75,7 +95,13 @@ fn tlog_convert_gives_pymavlink_message_counts() {
     for path in files {
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
         let out = out_dir.join(format!("{name}.jsonl"));
-        let status = Command::new(common::binary()).args(["tlog", "convert"]).arg(&path).arg("--out").arg(&out).status().unwrap();
+        let status = Command::new(common::binary())
+            .args(["tlog", "convert"])
+            .arg(&path)
+            .arg("--out")
+            .arg(&out)
+            .status()
+            .unwrap();
         assert!(status.success());
         let mut by_message: BTreeMap<String, u64> = BTreeMap::new();
         let text = std::fs::read_to_string(&out).unwrap();
@@ -83,7 +109,9 @@ fn tlog_convert_gives_pymavlink_message_counts() {
             let v: serde_json::Value = serde_json::from_str(line).unwrap();
             assert!(v["mono_ns"].is_null());
             assert_eq!(v["link"], name.as_str());
-            *by_message.entry(v["msg"].as_str().unwrap().to_string()).or_default() += 1;
+            *by_message
+                .entry(v["msg"].as_str().unwrap().to_string())
+                .or_default() += 1;
         }
         let mut expected = common::pymavlink_expected(&path);
         for &(file, message, _) in common::PYMAVLINK_LOSES {
@@ -92,12 +120,23 @@ fn tlog_convert_gives_pymavlink_message_counts() {
                 *v = (v.as_u64().unwrap() + 1).into();
             }
         }
-        let want: BTreeMap<String, u64> = expected["by_message"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_u64().unwrap())).collect();
+        let want: BTreeMap<String, u64> = expected["by_message"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_u64().unwrap()))
+            .collect();
         assert_eq!(by_message, want, "{name}");
         // recv_utc is the record stamp at millisecond precision.
         let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
-        let first_recv = foxborne_receiver::monitor::parse_utc_ns(first["recv_utc"].as_str().unwrap()).unwrap() as f64 / 1e9;
-        assert!((first_recv - expected["first_recv"].as_f64().unwrap()).abs() < 0.001, "{name}");
+        let first_recv =
+            foxborne_receiver::monitor::parse_utc_ns(first["recv_utc"].as_str().unwrap()).unwrap()
+                as f64
+                / 1e9;
+        assert!(
+            (first_recv - expected["first_recv"].as_f64().unwrap()).abs() < 0.001,
+            "{name}"
+        );
     }
     let _ = std::fs::remove_dir_all(&out_dir);
 }

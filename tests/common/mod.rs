@@ -9,8 +9,8 @@ use std::path::PathBuf;
 /// bytes. pymavlink reads the 40 bytes the header claims, swallowing the next record (a HEARTBEAT
 /// from 10:1 with a valid CRC), and counts one bad frame. We resynchronise on the next record and
 /// keep the heartbeat: it is a real receipt, and losing it would invent a heartbeat gap.
-pub const PYMAVLINK_LOSES: &[(&str, &str, &str)] = &[("olivieri_20211208-151717", "HEARTBEAT", "10:1")];
-
+pub const PYMAVLINK_LOSES: &[(&str, &str, &str)] =
+    &[("olivieri_20211208-151717", "HEARTBEAT", "10:1")];
 
 /// `$FOXBORNE_CORPUS`, or `../shared/corpus` beside the crate. `None` (the test skips) when it
 /// is missing, unless `FOXBORNE_REQUIRE_CORPUS=1`, when a missing corpus fails the test.
@@ -208,6 +208,12 @@ pub fn eventually(timeout: Duration, mut condition: impl FnMut() -> bool) -> boo
 /// pymavlink's view of a corpus tlog (`expected-pymavlink/NAME.pymavlink.json`).
 pub fn pymavlink_expected(tlog: &std::path::Path) -> serde_json::Value {
     let name = tlog.file_stem().unwrap().to_string_lossy().to_string();
-    let path = tlog.parent().unwrap().join(format!("expected-pymavlink/{name}.pymavlink.json"));
-    serde_json::from_slice(&std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+    let path = tlog
+        .parent()
+        .unwrap()
+        .join(format!("expected-pymavlink/{name}.pymavlink.json"));
+    serde_json::from_slice(
+        &std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap()
 }
