@@ -14,11 +14,17 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 fn utc_ns() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i64
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64
 }
 
 fn main() {
-    let args: Vec<u64> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let args: Vec<u64> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
     let vehicles = *args.first().unwrap_or(&200) as u8 as usize;
     let rate = *args.get(1).unwrap_or(&50);
     let quiet = vehicles / 2;
@@ -40,7 +46,10 @@ fn main() {
     let (mut udp, mut http) = (None, None);
     while udp.is_none() || http.is_none() {
         let line = lines.next().expect("daemon exited").unwrap();
-        let local = line.split("local=").nth(1).map(|s| s.split_whitespace().next().unwrap().to_string());
+        let local = line
+            .split("local=")
+            .nth(1)
+            .map(|s| s.split_whitespace().next().unwrap().to_string());
         if line.contains("link=load") {
             udp = local;
         } else if line.contains("http listening") {
@@ -50,14 +59,17 @@ fn main() {
     std::thread::spawn(move || for _ in lines {});
     let udp: std::net::SocketAddr = udp.unwrap().parse().unwrap();
     let mut sse = TcpStream::connect(http.unwrap()).unwrap();
-    sse.write_all(b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    sse.write_all(b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(sse).lines().map_while(Result::ok) {
             if let Some(data) = line.strip_prefix("data: ") {
                 let v: serde_json::Value = serde_json::from_str(data).unwrap();
                 if v["kind"] == "telemetry_gap" && v["state"] == "open" {
-                    let deadline = foxborne_receiver::monitor::parse_utc_ns(v["utc"].as_str().unwrap()).unwrap();
+                    let deadline =
+                        foxborne_receiver::monitor::parse_utc_ns(v["utc"].as_str().unwrap())
+                            .unwrap();
                     let _ = tx.send((utc_ns() - deadline) as f64 / 1e6);
                 }
             }
@@ -75,33 +87,54 @@ fn main() {
     while started.elapsed() < total {
         let t = started.elapsed();
         for v in 0..vehicles {
-            let stop_at = Duration::from_secs(8) + Duration::from_millis(6000 * v as u64 / quiet.max(1) as u64);
+            let stop_at = Duration::from_secs(8)
+                + Duration::from_millis(6000 * v as u64 / quiet.max(1) as u64);
             if v < quiet && t >= stop_at {
                 continue;
             }
-            let h = Header { sysid: (v + 1) as u8, compid: 1, seq: seq[v] };
+            let h = Header {
+                sysid: (v + 1) as u8,
+                compid: 1,
+                seq: seq[v],
+            };
             // Heartbeats spread over the second so they do not all land in one tick.
             if (n_tick + v as u64) % 100 == 0 {
-                socket.send_to(&build::v2(h, 0, &build::heartbeat_payload(2, 3)), udp).unwrap();
+                socket
+                    .send_to(&build::v2(h, 0, &build::heartbeat_payload(2, 3)), udp)
+                    .unwrap();
                 seq[v] = seq[v].wrapping_add(1);
                 sent += 1;
             }
             let per_tick = rate as f64 / 100.0;
             let due = ((n_tick + 1) as f64 * per_tick) as u64 - (n_tick as f64 * per_tick) as u64;
             for _ in 0..due {
-                let h = Header { sysid: (v + 1) as u8, compid: 1, seq: seq[v] };
-                socket.send_to(&build::v2(h, 30, &build::attitude_payload(n_tick as u32, 0.1)), udp).unwrap();
+                let h = Header {
+                    sysid: (v + 1) as u8,
+                    compid: 1,
+                    seq: seq[v],
+                };
+                socket
+                    .send_to(
+                        &build::v2(h, 30, &build::attitude_payload(n_tick as u32, 0.1)),
+                        udp,
+                    )
+                    .unwrap();
                 seq[v] = seq[v].wrapping_add(1);
                 sent += 1;
             }
         }
         n_tick += 1;
-        if let Some(wait) = (started + tick * n_tick as u32).checked_duration_since(Instant::now()) {
+        if let Some(wait) = (started + tick * n_tick as u32).checked_duration_since(Instant::now())
+        {
             std::thread::sleep(wait);
         }
     }
     let mut latencies: Vec<f64> = rx.try_iter().collect();
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGTERM).unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
     child.wait().unwrap();
     latencies.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let q = |p: f64| latencies[((latencies.len() - 1) as f64 * p).round() as usize];
@@ -111,7 +144,12 @@ fn main() {
         latencies.len()
     );
     if !latencies.is_empty() {
-        println!("alert latency (deadline to SSE): p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms", q(0.5), q(0.99), q(1.0));
+        println!(
+            "alert latency (deadline to SSE): p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+            q(0.5),
+            q(0.99),
+            q(1.0)
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

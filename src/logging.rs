@@ -12,7 +12,10 @@ pub fn init() {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     if std::env::var_os("JOURNAL_STREAM").is_some() {
         if let Ok(journald) = tracing_journald::layer() {
-            let _ = tracing_subscriber::registry().with(filter).with(journald.with_syslog_identifier("foxborne-receiver".into())).try_init();
+            let _ = tracing_subscriber::registry()
+                .with(filter)
+                .with(journald.with_syslog_identifier("foxborne-receiver".into()))
+                .try_init();
             return;
         }
     }

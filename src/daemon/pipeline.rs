@@ -23,6 +23,8 @@ use tokio::sync::{mpsc, Notify};
 const MAX_INPUTS_PER_PASS: usize = 512;
 /// Clock status, drop reports and the published status are refreshed this often.
 const HOUSEKEEPING: Duration = Duration::from_millis(500);
+/// A link's rejects are summarised as a `link` `errors` event at most this often.
+const ERROR_REPORT_NS: i64 = 10_000_000_000;
 
 pub struct Sinks {
     pub receive: WriterHandle,
@@ -37,6 +39,9 @@ pub struct LinkStatus {
     pub denied: u64,
     pub last_change_detail: String,
     pub downs: u64,
+    /// Reject counts by reason at the last `errors` event, and when it was.
+    pub reported_rejects: [u64; 6],
+    pub reported_at_ns: i64,
 }
 
 pub struct Pipeline {
@@ -192,11 +197,48 @@ impl Pipeline {
                 self.sinks.events.emit(&Event::from(event));
             }
         }
+        self.report_link_errors(now);
         let published = Published {
             status_json: status::status_json(self, now).to_string(),
             metrics_text: status::metrics_text(self),
         };
         *self.published.lock().expect("not poisoned") = published;
+    }
+
+    /// One `link` event with state `errors` per link whose reject counts grew since its last one,
+    /// at most every [`ERROR_REPORT_NS`]: operators see bad data arriving without a line per frame.
+    fn report_link_errors(&mut self, now: i64) {
+        for i in 0..self.links.len() {
+            let counters = self.recorder.counters(i as u16).clone();
+            let status = &mut self.links[i];
+            if counters.rejects == status.reported_rejects
+                || now - status.reported_at_ns < ERROR_REPORT_NS
+            {
+                continue;
+            }
+            let counts: std::collections::BTreeMap<String, u64> = crate::mavlink::RejectReason::ALL
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| counters.rejects[*k] > status.reported_rejects[*k])
+                .map(|(k, r)| {
+                    (
+                        r.as_str().to_string(),
+                        counters.rejects[k] - status.reported_rejects[k],
+                    )
+                })
+                .collect();
+            status.reported_rejects = counters.rejects;
+            status.reported_at_ns = now;
+            let event = LinkEvent {
+                utc: Utc(now),
+                kind: LinkEventKind,
+                link: self.recorder.link_name(i as u16).to_string(),
+                state: LinkEventState::Errors,
+                reason: Some("frames rejected since the last report".to_string()),
+                counts: Some(counts),
+            };
+            self.sinks.events.emit(&Event::from(event));
+        }
     }
 
     /// Runs until every link task has ended (their senders dropped), then flushes.

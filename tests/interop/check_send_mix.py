@@ -58,6 +58,11 @@ def main():
         i = args.index("--signing-key")
         key = args[i + 1]
         del args[i:i + 2]
+    tlogs = []
+    while "--tlog" in args:
+        i = args.index("--tlog")
+        tlogs.append(args[i + 1])
+        del args[i:i + 2]
     manifest, logs = args[0], args[1:]
     want = expected_frames(manifest, key is not None)
     got, problems = received_frames(logs, key is not None)
@@ -67,6 +72,17 @@ def main():
         problems.append(f"missing: {f} x{missing[f]}")
     for f in sorted(extra):
         problems.append(f"extra (not a valid frame sent): {f} x{extra[f]}")
+    for tlog in tlogs:
+        # The daemon's raw capture, read back by pymavlink's own tlog reader.
+        from pymavlink import mavutil
+        conn = mavutil.mavlink_connection(tlog, dialect="ardupilotmega")
+        n = 0
+        while conn.recv_match() is not None:
+            n += 1
+        if n != sum(got.values()):
+            problems.append(f"{tlog}: pymavlink reads {n} messages, the receive log has {sum(got.values())}")
+        else:
+            print(f"interop: pymavlink reads all {n} frames back from the daemon's .tlog")
     print(f"interop: {sum(want.values())} valid frames sent, {sum(got.values())} receipts, "
           f"{len(problems)} problems ({'signing key configured' if key else 'no signing key'})")
     for p in problems:

@@ -19,7 +19,7 @@ run_case() {
   local name=$1 extra=$2 port=$3
   local dir=$work/$name
   mkdir -p "$dir"
-  printf 'data_dir = "%s/data"\nfsync_interval_s = 0.1\n[http]\nlisten = "127.0.0.1:0"\n[[link]]\nname = "interop"\nudp = "127.0.0.1:%s"\n%b' \
+  printf 'data_dir = "%s/data"\nfsync_interval_s = 0.1\ntlog = true\n[http]\nlisten = "127.0.0.1:0"\n[[link]]\nname = "interop"\nudp = "127.0.0.1:%s"\n%b' \
     "$dir" "$port" "$extra" > "$dir/receiver.toml"
   "$bin" run --config "$dir/receiver.toml" 2> "$dir/daemon.log" &
   local pid=$!
@@ -28,9 +28,10 @@ run_case() {
   (cd "$dir" && "$py" "$tools/mavlink_peer/send_mix.py" --port "$port" --stream 2)
   kill -TERM "$pid"
   wait "$pid"
-  local keyarg=()
-  [ -n "$extra" ] && keyarg=(--signing-key "$key")
-  "$py" "$here/check_send_mix.py" "$dir/send_mix_manifest.jsonl" "$dir"/data/receive/*/*.jsonl "${keyarg[@]}"
+  local args=()
+  [ -n "$extra" ] && args=(--signing-key "$key")
+  for t in "$dir"/data/tlog/*/*.tlog; do [ -f "$t" ] && args+=(--tlog "$t"); done
+  "$py" "$here/check_send_mix.py" "$dir/send_mix_manifest.jsonl" "$dir"/data/receive/*/*.jsonl "${args[@]}"
 }
 
 run_case nokey "" 14651
