@@ -38,6 +38,18 @@ pub enum Verb {
         #[arg(long)]
         link: Option<String>,
     },
+    /// Ask a running daemon (its local HTTP port) and print vehicles and links.
+    Status {
+        /// Read `http.listen` from this config.
+        #[arg(long, default_value = DEFAULT_CONFIG)]
+        config: PathBuf,
+        /// The daemon's HTTP address, instead of the config's.
+        #[arg(long)]
+        addr: Option<String>,
+        /// Print the raw JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Ground-station .tlog files.
     Tlog {
         #[command(subcommand)]

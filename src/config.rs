@@ -281,9 +281,17 @@ impl Config {
 
     pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
         let file = path.display().to_string();
-        let raw: RawConfig = toml::from_str(text).map_err(|e| ConfigError::Parse {
-            file: file.clone(),
-            message: e.to_string().trim_end().replace('\n', " "),
+        let raw: RawConfig = toml::from_str(text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+            ConfigError::Parse {
+                file: file.clone(),
+                message: match line {
+                    Some(n) => format!("line {n}: {}", e.message()),
+                    None => e.message().to_string(),
+                },
+            }
         })?;
         let invalid = |key: &str, reason: String| ConfigError::Invalid {
             file: file.clone(),
@@ -480,6 +488,47 @@ impl Config {
             webhook_queue: raw.webhook.as_ref().and_then(|w| w.queue).unwrap_or(1024),
             webhook_url,
         })
+    }
+
+    /// What `check-config` looks at beyond the file itself: serial paths and the data directory.
+    /// Returns warnings (things the daemon copes with) or the first error.
+    pub fn check_environment(&self) -> Result<Vec<String>, ConfigError> {
+        use std::os::unix::fs::FileTypeExt;
+        let file = self.file.display().to_string();
+        let mut warnings = Vec::new();
+        for (i, link) in self.links.iter().enumerate() {
+            if let LinkKind::Serial { path, .. } = &link.kind {
+                match std::fs::metadata(path) {
+                    Ok(m) if m.file_type().is_char_device() => {
+                        if let Err(e) = std::fs::OpenOptions::new().read(true).open(path) {
+                            return Err(ConfigError::Invalid { file, key: format!("link[{i}].serial"), reason: format!("{}: cannot open: {e}", path.display()) });
+                        }
+                    }
+                    Ok(_) => {
+                        return Err(ConfigError::Invalid { file, key: format!("link[{i}].serial"), reason: format!("{} is not a character device", path.display()) })
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => warnings.push(format!(
+                        "link[{i}].serial: {} does not exist now; the daemon reports the link down and waits for it",
+                        path.display()
+                    )),
+                    Err(e) => {
+                        return Err(ConfigError::Invalid { file, key: format!("link[{i}].serial"), reason: format!("{}: {e}", path.display()) })
+                    }
+                }
+            }
+        }
+        if self.data_dir.exists()
+            && std::fs::metadata(&self.data_dir)
+                .map(|m| m.permissions().readonly())
+                .unwrap_or(false)
+        {
+            return Err(ConfigError::Invalid {
+                file,
+                key: "data_dir".into(),
+                reason: format!("{} is read-only", self.data_dir.display()),
+            });
+        }
+        Ok(warnings)
     }
 
     /// The effective settings as JSON, for `check-config`.

@@ -149,3 +149,28 @@ async fn sse(mut stream: TcpStream, state: HttpState) {
         }
     }
 }
+
+/// A blocking GET for the `status` verb: the status code and the body.
+pub fn get_blocking(addr: &str, path: &str) -> std::io::Result<(u16, String)> {
+    use std::io::{Read, Write};
+    let target: std::net::SocketAddr = addr
+        .parse()
+        .map_err(|e| std::io::Error::other(format!("{addr}: {e}")))?;
+    let mut stream = std::net::TcpStream::connect_timeout(&target, Duration::from_secs(3))?;
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text)?;
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| std::io::Error::other("no HTTP response"))?;
+    let code = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    Ok((code, body.to_string()))
+}

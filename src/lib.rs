@@ -15,6 +15,7 @@ pub mod monitor;
 pub mod receipt;
 pub mod recorder;
 pub mod sink;
+pub mod status_cmd;
 pub mod tlog;
 pub mod tlog_convert;
 pub mod ulog;

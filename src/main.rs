@@ -32,8 +32,13 @@ fn main() -> ExitCode {
                 Err(e) => fail(e),
             }
         }
-        Verb::CheckConfig { config } => match Config::load(&config) {
-            Ok(c) => {
+        Verb::CheckConfig { config } => match Config::load(&config)
+            .and_then(|c| c.check_environment().map(|warnings| (c, warnings)))
+        {
+            Ok((c, warnings)) => {
+                for w in warnings {
+                    eprintln!("warning: {w}");
+                }
                 println!(
                     "{}",
                     serde_json::to_string_pretty(&c.effective()).expect("JSON")
@@ -60,6 +65,22 @@ fn main() -> ExitCode {
                 out.as_deref(),
                 &fields,
             ) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(e),
+            }
+        }
+        Verb::Status { config, addr, json } => {
+            let addr = match addr {
+                Some(a) => a,
+                None => match Config::load(&config) {
+                    Ok(c) => c.http_listen.to_string().replace("0.0.0.0", "127.0.0.1"),
+                    Err(e) => {
+                        eprintln!("error: {e} (or give --addr)");
+                        return ExitCode::from(EXIT_CONFIG);
+                    }
+                },
+            };
+            match foxborne_receiver::status_cmd::run(&addr, json) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(e),
             }

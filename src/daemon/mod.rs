@@ -7,6 +7,7 @@ pub mod clock;
 pub mod events;
 pub mod input;
 pub mod kernel_clock;
+pub mod notify;
 pub mod pipeline;
 pub mod serial;
 pub mod status;
@@ -206,6 +207,9 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         published,
         started_utc_ns,
         receipts_by_message: Default::default(),
+        notifier: notify::Notifier::from_env(),
+        last_tick_ns: started_utc_ns,
+        stall_file: std::env::var_os("FOXBORNE_TEST_STALL_FILE").map(std::path::PathBuf::from),
     };
     let reopen = Arc::new(Notify::new());
     let pipeline_task = tokio::spawn(pipeline.run(input_rx, reopen.clone()));
@@ -214,6 +218,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let mut sigint = signal(SignalKind::interrupt())?;
     let mut sighup = signal(SignalKind::hangup())?;
     tracing::info!(config = %config.file.display(), data_dir = %config.data_dir.display(), links = names.len(), "receiver started");
+    notify::Notifier::from_env().ready();
     loop {
         tokio::select! {
             _ = sigterm.recv() => break,
@@ -222,6 +227,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         }
     }
     tracing::info!("stopping: links first, then draining to disk");
+    notify::Notifier::from_env().stopping();
     let _ = shutdown_tx.send(true);
     for task in link_tasks {
         let _ = task.await;

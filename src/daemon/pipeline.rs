@@ -8,6 +8,7 @@ use super::clock;
 use super::events::EventSink;
 use super::input::LinkInput;
 use super::kernel_clock;
+use super::notify::Notifier;
 use super::status;
 use crate::http::Published;
 use crate::monitor::event::{DroppedKind, LinkKind as LinkEventKind, LinkState as LinkEventState};
@@ -42,6 +43,9 @@ pub struct LinkStatus {
     /// Reject counts by reason at the last `errors` event, and when it was.
     pub reported_rejects: [u64; 6],
     pub reported_at_ns: i64,
+    /// Receipts at the last housekeeping tick, and the rate since the one before.
+    pub receipts_at_tick: u64,
+    pub rate_per_s: f64,
 }
 
 pub struct Pipeline {
@@ -53,6 +57,10 @@ pub struct Pipeline {
     pub published: Arc<Mutex<Published>>,
     pub started_utc_ns: i64,
     pub receipts_by_message: std::collections::BTreeMap<(u16, u8, &'static str), u64>,
+    pub notifier: Notifier,
+    pub last_tick_ns: i64,
+    /// Fault injection for the watchdog test: while this file exists the pipeline is wedged.
+    pub stall_file: Option<std::path::PathBuf>,
 }
 
 impl Pipeline {
@@ -161,6 +169,13 @@ impl Pipeline {
     }
 
     fn housekeeping(&mut self) {
+        if let Some(path) = &self.stall_file {
+            while path.exists() {
+                // Deliberately blocks the pipeline task (test fault injection only).
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        self.notifier.watchdog_tick();
         let now = clock::utc_ns();
         if let Some(status) = kernel_clock::read() {
             if let Some(event) =
@@ -198,11 +213,41 @@ impl Pipeline {
             }
         }
         self.report_link_errors(now);
+        let dt = (now - self.last_tick_ns) as f64 / 1e9;
+        for i in 0..self.links.len() {
+            let receipts = self.recorder.counters(i as u16).receipts;
+            let status = &mut self.links[i];
+            if dt > 0.0 {
+                status.rate_per_s = (receipts - status.receipts_at_tick) as f64 / dt;
+            }
+            status.receipts_at_tick = receipts;
+        }
+        self.last_tick_ns = now;
         let published = Published {
             status_json: status::status_json(self, now).to_string(),
             metrics_text: status::metrics_text(self),
         };
         *self.published.lock().expect("not poisoned") = published;
+        let summary = self.summary(now);
+        self.notifier.status(&summary);
+    }
+
+    /// The one-line STATUS= summary: links up, vehicles heard, open gaps.
+    fn summary(&self, now: i64) -> String {
+        let up = self.links.iter().filter(|l| l.up != Some(false)).count();
+        let vehicles = self.watch.gap.vehicles();
+        let heard = vehicles
+            .iter()
+            .filter(|v| v.last_recv_ns.is_some_and(|t| now - t < 60_000_000_000))
+            .count();
+        let gaps = self.watch.gap.open_gaps().len();
+        let receipts: u64 = (0..self.links.len())
+            .map(|i| self.recorder.counters(i as u16).receipts)
+            .sum();
+        format!(
+            "links up {up}/{}, vehicles heard {heard}, open gaps {gaps}, receipts {receipts}",
+            self.links.len()
+        )
     }
 
     /// One `link` event with state `errors` per link whose reject counts grew since its last one,

@@ -59,6 +59,7 @@ pub fn status_json(p: &Pipeline, now_ns: i64) -> serde_json::Value {
                 "denied": l.denied,
                 "seq_lost": c.seq_lost,
                 "downs": l.downs,
+                "rate_per_s": l.rate_per_s,
             })
         })
         .collect();

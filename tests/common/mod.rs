@@ -66,12 +66,21 @@ pub struct Daemon {
 impl Daemon {
     /// `config` may use `{dir}` for the daemon's temp dir.
     pub fn start(name: &str, config: &str) -> Daemon {
+        Self::start_with_env(name, config, &[])
+    }
+
+    /// As [`Daemon::start`], with extra environment variables (`{dir}` expanded in values too).
+    pub fn start_with_env(name: &str, config: &str, env: &[(&str, &str)]) -> Daemon {
         let dir = std::env::temp_dir().join(format!("foxborne-it-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let config = config.replace("{dir}", dir.to_str().unwrap());
         std::fs::write(dir.join("receiver.toml"), config).unwrap();
-        let mut child = Command::new(binary())
+        let mut command = Command::new(binary());
+        for (k, v) in env {
+            command.env(k, v.replace("{dir}", dir.to_str().unwrap()));
+        }
+        let mut child = command
             .args(["run", "--config"])
             .arg(dir.join("receiver.toml"))
             .env("RUST_LOG", "info")

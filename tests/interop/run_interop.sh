@@ -26,8 +26,14 @@ run_case() {
   for _ in $(seq 1 100); do grep -q "receiver started" "$dir/daemon.log" && break; sleep 0.1; done
   grep -q "receiver started" "$dir/daemon.log" || { cat "$dir/daemon.log"; exit 1; }
   (cd "$dir" && "$py" "$tools/mavlink_peer/send_mix.py" --port "$port" --stream 2)
+  local http
+  http=$(grep "http listening" "$dir/daemon.log" | sed 's/.*local=\([^ ]*\).*/\1/')
+  "$py" "$here/check_metrics.py" fetch "$http" "$dir/metrics.txt"
+  "$root/target/release/foxborne-receiver" status --addr "$http" | tee "$dir/status.txt"
+  grep -q "interop" "$dir/status.txt"
   kill -TERM "$pid"
   wait "$pid"
+  "$py" "$here/check_metrics.py" check "$dir/metrics.txt" "$dir"/data/receive/*/*.jsonl
   local args=()
   [ -n "$extra" ] && args=(--signing-key "$key")
   for t in "$dir"/data/tlog/*/*.tlog; do [ -f "$t" ] && args+=(--tlog "$t"); done
