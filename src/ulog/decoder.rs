@@ -269,7 +269,7 @@ impl Decoder {
                 let n = gap.min(buf.len() as u64) as usize;
                 if n == 0 {
                     if eof {
-                        return self.truncated(CutInside::MessageHeader, self.offset, 0);
+                        return self.truncated(CutInside::BeforeAppendedData, self.offset, 0);
                     }
                     return Advance::NeedMore(1);
                 }
@@ -283,6 +283,15 @@ impl Decoder {
                 return Advance::NeedMore(MESSAGE_HEADER_LEN);
             }
             if buf.is_empty() {
+                if let Some(&append_at) = self.pending_appended.first() {
+                    // The flag bits promise data at an offset the file does not reach.
+                    let end = self.offset;
+                    return self.fatal(ReadError::Truncated {
+                        inside: CutInside::BeforeAppendedData,
+                        message_offset: end,
+                        end: end.min(append_at),
+                    });
+                }
                 self.phase = Phase::Finished;
                 return Advance::Finished;
             }

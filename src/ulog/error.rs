@@ -20,6 +20,8 @@ pub enum CutInside {
     Message(u8),
     /// A run of zero bytes that lasts to the end of the file (space the logger never filled).
     ZeroRun,
+    /// The main log ended on a message boundary, but the flag bits promise appended data further on.
+    BeforeAppendedData,
 }
 
 impl CutInside {
@@ -31,6 +33,7 @@ impl CutInside {
             CutInside::Definitions => "the definitions section".into(),
             CutInside::DataMessage => "a data message".into(),
             CutInside::ZeroRun => "a run of zero bytes".into(),
+            CutInside::BeforeAppendedData => "the main log, before its appended data".into(),
             CutInside::Message(t) => format!("{} message", article_name(t)),
         }
     }
@@ -43,6 +46,7 @@ impl CutInside {
             CutInside::Definitions => "definitions",
             CutInside::DataMessage => "data_message",
             CutInside::ZeroRun => "zero_run",
+            CutInside::BeforeAppendedData => "before_appended_data",
             CutInside::Message(_) => "message",
         }
     }

@@ -20,6 +20,7 @@ pub mod reader;
 pub mod record;
 pub mod report;
 pub mod value;
+pub mod writer;
 
 pub use decoder::{Decoder, Section};
 pub use error::{CutInside, ReadError};
