@@ -346,6 +346,7 @@ impl Decoder {
                 offset: 0,
                 size: FILE_HEADER_LEN as u32,
                 msg_type: 0,
+                bytes: frame,
                 record: Record::FileHeader(header),
             });
         }
@@ -537,6 +538,7 @@ impl Decoder {
             offset,
             size: frame.len() as u32,
             msg_type,
+            bytes: frame,
             record,
         })
     }

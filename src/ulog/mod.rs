@@ -14,11 +14,13 @@ pub mod error;
 pub mod format;
 pub mod gps;
 pub mod ingest;
+pub mod inspect;
 pub mod periods;
 pub mod profile;
 pub mod reader;
 pub mod record;
 pub mod report;
+pub mod summary;
 pub mod value;
 pub mod writer;
 

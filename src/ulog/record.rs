@@ -159,6 +159,8 @@ pub struct Located<'a> {
     /// Bytes of the whole message, header included.
     pub size: u32,
     pub msg_type: u8,
+    /// The message's bytes as they are in the file, header included (evidence for inspection).
+    pub bytes: &'a [u8],
     pub record: Record<'a>,
 }
 
