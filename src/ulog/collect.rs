@@ -40,6 +40,14 @@ struct LastSample {
     topic: usize,
 }
 
+/// Where one `msg_id`'s samples are counted: its topic statistics and, for a GPS topic, its
+/// anchor accumulator.
+#[derive(Debug, Clone, Copy)]
+struct Route {
+    topic: usize,
+    gps: Option<usize>,
+}
+
 /// Accumulates everything the report needs from a stream of records.
 #[derive(Debug, Default)]
 pub struct Collector {
@@ -53,10 +61,9 @@ pub struct Collector {
     dropouts: Vec<(Dropout, Option<LastSample>)>,
     topics: Vec<TopicStats>,
     topic_index: HashMap<(Arc<str>, u8), usize>,
-    /// `msg_id` to index into `topics`.
-    by_msg_id: Vec<Option<usize>>,
+    /// `msg_id` to where its samples go: a plain index, as this is the per-sample path.
+    by_msg_id: Vec<Option<Route>>,
     gps: Vec<GpsInstance>,
-    gps_by_msg_id: HashMap<u16, usize>,
     /// The largest data timestamp so far, starting at the header's (what PX4 tools stamp
     /// dropouts and parameter changes with).
     clock: u64,
@@ -75,13 +82,14 @@ impl Collector {
         self.messages = located.message;
         match &located.record {
             Record::Data(sample) => {
-                let Some(Some(index)) = self
+                let Some(Some(route)) = self
                     .by_msg_id
                     .get(usize::from(sample.subscription.msg_id))
                     .copied()
                 else {
                     return;
                 };
+                let index = route.topic;
                 let stats = &mut self.topics[index];
                 stats.samples += 1;
                 if let Some(ts) = sample.timestamp {
@@ -107,8 +115,8 @@ impl Collector {
                 stats.last_message = located.message;
                 stats.last_offset = located.offset;
                 self.last_sample = Some(LastSample { topic: index });
-                if let Some(g) = self.gps_by_msg_id.get(&sample.subscription.msg_id) {
-                    self.gps[*g].add(sample.payload);
+                if let Some(g) = route.gps {
+                    self.gps[g].add(sample.payload);
                 }
             }
             Record::Subscription {
@@ -139,8 +147,7 @@ impl Collector {
                 if self.by_msg_id.len() <= id {
                     self.by_msg_id.resize(id + 1, None);
                 }
-                self.by_msg_id[id] = Some(index);
-                self.gps_by_msg_id.remove(&subscription.msg_id);
+                let mut gps = None;
                 if gps::GPS_TOPICS.contains(&&*subscription.topic) {
                     if let Some(fields) = GpsFields::find(formats, &subscription.layout.format_name)
                     {
@@ -149,16 +156,15 @@ impl Collector {
                             subscription.multi_id,
                             fields,
                         ));
-                        self.gps_by_msg_id
-                            .insert(subscription.msg_id, self.gps.len() - 1);
+                        gps = Some(self.gps.len() - 1);
                     }
                 }
+                self.by_msg_id[id] = Some(Route { topic: index, gps });
             }
             Record::Unsubscription { msg_id } => {
                 if let Some(slot) = self.by_msg_id.get_mut(usize::from(*msg_id)) {
                     *slot = None;
                 }
-                self.gps_by_msg_id.remove(msg_id);
             }
             Record::Info(kv) => {
                 self.info.insert(kv.key.to_string(), kv.decode());

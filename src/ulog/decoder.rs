@@ -153,6 +153,7 @@ impl Decoder {
     }
 
     /// Looks at `buf` (the input from [`Self::offset`] on); `eof` says no more input follows.
+    #[inline]
     pub fn advance(&mut self, buf: &[u8], eof: bool) -> Advance {
         match self.phase {
             Phase::Finished => Advance::Finished,
@@ -246,6 +247,7 @@ impl Decoder {
         Advance::Skipped(error, 0)
     }
 
+    #[inline]
     fn frame(&mut self, buf: &[u8], eof: bool) -> Advance {
         // Appended data: the main log stops at the first appended offset, whatever it was doing.
         if let Some(&append_at) = self.pending_appended.first() {
@@ -330,6 +332,9 @@ impl Decoder {
     }
 
     /// Decodes the message `frame` (exactly the bytes [`Advance::Message`] announced).
+    // Inlined into the readers so the record is built in place: returning it through memory
+    // costs store-forwarding stalls on every message.
+    #[inline]
     pub fn decode<'a>(&'a mut self, frame: &'a [u8]) -> Result<Located<'a>, ReadError> {
         if self.phase == Phase::HeaderReady {
             let mut ts = [0u8; 8];

@@ -21,11 +21,13 @@ pub struct Gap {
 
 #[derive(Debug, Default, Clone)]
 pub struct PeriodSummary {
-    counts: Vec<u64>,
-    /// Sum of the gaps in each bucket: the median reports its bucket's mean, exact when the
-    /// gaps in it are all equal (a steady topic).
-    sums: Vec<u64>,
+    /// Per bucket: how many gaps, and their sum (the median reports its bucket's mean, exact
+    /// when the gaps in it are all equal, as in a steady topic). One vector: one cache line.
+    buckets: Vec<(u64, u64)>,
     total: u64,
+    /// Shortest gap still among the largest (0 until the list is full): the common case is a
+    /// single comparison with it.
+    shortest_kept: u64,
     largest: Vec<Gap>,
 }
 
@@ -53,21 +55,27 @@ fn bucket_value(b: usize) -> u64 {
 
 impl PeriodSummary {
     /// Records a positive gap.
+    #[inline]
     pub fn add(&mut self, gap: Gap) {
         let b = bucket_of(gap.micros);
-        if self.counts.len() <= b {
-            self.counts.resize(b + 1, 0);
-            self.sums.resize(b + 1, 0);
+        if self.buckets.len() <= b {
+            self.buckets.resize(b + 1, (0, 0));
         }
-        self.counts[b] += 1;
-        self.sums[b] = self.sums[b].saturating_add(gap.micros);
+        let bucket = &mut self.buckets[b];
+        bucket.0 += 1;
+        bucket.1 = bucket.1.saturating_add(gap.micros);
         self.total += 1;
-        if self.largest.len() < KEPT_GAPS {
-            self.largest.push(gap);
-            self.largest.sort_by(|a, b| b.micros.cmp(&a.micros));
-        } else if gap.micros > self.largest[KEPT_GAPS - 1].micros {
-            self.largest[KEPT_GAPS - 1] = gap;
-            self.largest.sort_by(|a, b| b.micros.cmp(&a.micros));
+        if gap.micros <= self.shortest_kept {
+            return;
+        }
+        // Keep the largest gaps, longest first.
+        if self.largest.len() == KEPT_GAPS {
+            self.largest.pop();
+        }
+        let at = self.largest.partition_point(|g| g.micros >= gap.micros);
+        self.largest.insert(at, gap);
+        if self.largest.len() == KEPT_GAPS {
+            self.shortest_kept = self.largest[KEPT_GAPS - 1].micros;
         }
     }
 
@@ -84,10 +92,10 @@ impl PeriodSummary {
         }
         let target = self.total.div_ceil(2);
         let mut seen = 0;
-        for (b, c) in self.counts.iter().enumerate() {
-            seen += c;
+        for (count, sum) in &self.buckets {
+            seen += count;
             if seen >= target {
-                return Some(self.sums[b] / c);
+                return Some(sum / count);
             }
         }
         None
@@ -101,7 +109,7 @@ impl PeriodSummary {
     /// Gaps at least `threshold` long, counted from the histogram (bucket precision).
     pub fn count_at_least(&self, threshold: u64) -> u64 {
         let from = bucket_of(threshold);
-        self.counts.iter().skip(from).sum()
+        self.buckets.iter().skip(from).map(|(count, _)| count).sum()
     }
 }
 

@@ -33,6 +33,7 @@ impl<'d> SliceReader<'d> {
     }
 
     /// The next record; `None` after the end or after a fatal error.
+    #[inline]
     pub fn next_record(&mut self) -> Option<Result<Located<'_>, ReadError>> {
         loop {
             if self.done {
@@ -100,6 +101,7 @@ impl<R: Read> StreamReader<R> {
     }
 
     /// The next record; `None` after the end or after a fatal error.
+    #[inline]
     pub fn next_record(&mut self) -> Option<Result<Located<'_>, ReadError>> {
         loop {
             if self.done {
