@@ -257,8 +257,8 @@ fn big_log() {
         t.elapsed().as_secs_f64()
     );
     println!();
-    println!("| run | wall time | throughput | peak RSS (VmHWM) |");
-    println!("| --- | ---: | ---: | ---: |");
+    println!("| run | wall time | throughput | peak RSS (VmHWM) | what it read |");
+    println!("| --- | ---: | ---: | ---: | --- |");
     let exe = std::env::current_exe().unwrap();
     for (flag, label) in [
         ("--read-child", "reader only (StreamReader)"),
@@ -278,10 +278,15 @@ fn big_log() {
         };
         let secs: f64 = field("seconds=").parse().unwrap_or(f64::NAN);
         let rss_kb: f64 = field("rss_kb=").parse().unwrap_or(f64::NAN);
+        let read: Vec<&str> = text
+            .split_whitespace()
+            .filter(|w| !w.starts_with("seconds=") && !w.starts_with("rss_kb="))
+            .collect();
         println!(
-            "| {label} | {secs:.2} s | {:.0} MB/s | {:.1} MB |",
+            "| {label} | {secs:.2} s | {:.0} MB/s | {:.1} MB | {} |",
             size as f64 / 1e6 / secs,
-            rss_kb / 1024.0
+            rss_kb / 1024.0,
+            read.join(" ")
         );
         if !out.status.success() {
             println!("(child failed: {})", String::from_utf8_lossy(&out.stderr));

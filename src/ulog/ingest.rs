@@ -147,8 +147,10 @@ pub fn ingest_reader<R: std::io::Read>(
         Some(ReadError::Encrypted { .. }) => {
             return Ok(rejected(report, ENCRYPTED_REASON.to_string()))
         }
-        Some(e @ ReadError::NotUlog { .. }) => {
-            let reason = format!("The file is not a PX4 flight log (ULog): {e}.");
+        Some(ReadError::NotUlog { found }) => {
+            let reason = format!(
+                "The file is not a PX4 flight log (ULog): it starts with {found} where a ULog starts with 55 4C 6F 67 01 12 35."
+            );
             return Ok(rejected(report, reason));
         }
         Some(e @ ReadError::UnsupportedIncompatFlags { .. }) => {
