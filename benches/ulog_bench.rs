@@ -105,7 +105,7 @@ fn corpus_comparison() {
         }
     };
     println!(
-        "## Corpus: full ingest vs pyulog {}",
+        "### Corpus: full ingest vs pyulog {}",
         pyulog
             .as_ref()
             .map_or("?".into(), |p| p["pyulog"].to_string())
@@ -253,7 +253,7 @@ fn big_log() {
     let t = Instant::now();
     let size = write_big_log(&path, target).expect("writing the big log");
     println!(
-        "## Large log: {size} bytes written by the project's writer in {:.1} s",
+        "### Large log: {size} bytes written by the project's writer in {:.1} s",
         t.elapsed().as_secs_f64()
     );
     println!();

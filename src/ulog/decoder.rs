@@ -497,6 +497,7 @@ impl Decoder {
                 let timestamp = layout.timestamp_offset.and_then(|o| read_u64(data, o));
                 Record::Data(Sample {
                     subscription,
+                    formats: &self.formats,
                     payload: data,
                     timestamp,
                 })

@@ -10,7 +10,7 @@
 //! ```
 
 use super::display::grouped;
-use super::format::{BasicType, FlatField, FormatRegistry};
+use super::format::{BasicType, FlatField};
 use super::record::{level_name, message_type_name, Located, Record};
 use super::value::{decode_basic, hex, text_lossy, Value};
 
@@ -30,51 +30,77 @@ pub fn boot_time(micros: u64) -> String {
     )
 }
 
-/// Renders one record. `total` is the number of messages in the file; `formats` names the
-/// fields of a data sample.
-pub fn render(located: &Located<'_>, total: u64, formats: &FormatRegistry) -> String {
-    let mut out = String::new();
-    let place = |out: &mut String| {
+/// One record rendered, without its "message N of M" and "offset" lines (the total is only
+/// known once the whole file has been read).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    message: u64,
+    offset: u64,
+    head: String,
+    tail: String,
+}
+
+impl Rendered {
+    /// The full text, with the place lines between head and tail.
+    pub fn with_total(&self, total: u64) -> String {
+        let mut out = self.head.clone();
         line(
-            out,
+            &mut out,
             "message",
-            format!("{} of {}", grouped(located.message), grouped(total)),
+            format!("{} of {}", grouped(self.message), grouped(total)),
         );
-        line(out, "offset", format!("byte {}", grouped(located.offset)));
-    };
+        line(&mut out, "offset", format!("byte {}", grouped(self.offset)));
+        out.push_str(&self.tail);
+        out
+    }
+}
+
+/// Renders one record: what it is and its values; a data sample's fields are named from its
+/// format.
+pub fn render(located: &Located<'_>) -> Rendered {
+    let mut head = String::new();
+    let mut tail = String::new();
     match &located.record {
         Record::Data(sample) => {
             let sub = sample.subscription;
             line(
-                &mut out,
+                &mut head,
                 "topic",
                 format!("{} (multi_id {})", sub.topic, sub.multi_id),
             );
             if let Some(ts) = sample.timestamp {
-                line(&mut out, "timestamp", boot_time(ts));
+                line(&mut head, "timestamp", boot_time(ts));
             }
-            place(&mut out);
-            match formats.flatten(&sub.layout.format_name) {
-                Ok(fields) => render_fields(&mut out, &fields, sample.payload),
-                Err(e) => line(&mut out, "fields", format!("(format not available: {e})")),
+            match sample.formats.flatten(&sub.layout.format_name) {
+                Ok(fields) => render_fields(&mut tail, &fields, sample.payload),
+                Err(e) => line(&mut tail, "fields", format!("(format not available: {e})")),
             }
         }
         other => {
-            line(
-                &mut out,
-                "type",
-                format!(
-                    "{} ({})",
-                    message_type_name(located.msg_type),
-                    printable(located.msg_type)
-                ),
+            let kind = format!(
+                "{} ({})",
+                message_type_name(located.msg_type),
+                printable(located.msg_type)
             );
-            place(&mut out);
-            render_other(&mut out, other);
+            line(
+                &mut head,
+                "type",
+                if located.message == 0 {
+                    "file header".to_string()
+                } else {
+                    kind
+                },
+            );
+            render_other(&mut tail, other);
         }
     }
-    line(&mut out, "size", format!("{} bytes", located.size));
-    out
+    line(&mut tail, "size", format!("{} bytes", located.size));
+    Rendered {
+        message: located.message,
+        offset: located.offset,
+        head,
+        tail,
+    }
 }
 
 fn printable(t: u8) -> String {
@@ -219,18 +245,20 @@ pub enum InspectError {
 }
 
 /// Reads the log from `input`, renders the target record, and counts all messages for the
-/// "message N of M" line. Reading stops with an error at a fatal problem before the target; a
-/// problem after it only ends the count (the total then says "at least").
+/// "message N of M" line. A fatal problem before the target is an error; one after it only ends
+/// the count, and a note says so.
 pub fn inspect<R: std::io::Read>(input: R, target: Target) -> Result<String, InspectError> {
     let mut reader = super::reader::StreamReader::new(input);
-    let mut found: Option<Captured> = None;
+    let mut found: Option<Rendered> = None;
     let mut note = String::new();
     while let Some(item) = reader.next_record() {
         let located = match item {
             Ok(l) => l,
             Err(e) if found.is_none() && e.is_fatal() => return Err(e.into()),
             Err(e) if e.is_fatal() => {
-                note = format!("(reading stopped after it: {e})\n");
+                note.push_str(&format!(
+                    "(the count stops at a problem after this message: {e})\n"
+                ));
                 break;
             }
             Err(_) => continue,
@@ -253,103 +281,18 @@ pub fn inspect<R: std::io::Read>(input: R, target: Target) -> Result<String, Ins
                     );
                 }
             }
-            let initial_parameter =
-                matches!(located.record, Record::Parameter { initial: true, .. });
-            found = Some(Captured {
-                bytes: located.bytes.to_vec(),
-                message: located.message,
-                offset: located.offset,
-                initial_parameter,
-            });
+            found = Some(render(&located));
         }
     }
     let total = reader.decoder().message_count();
-    let Some(captured) = found else {
-        return Err(match target {
+    match found {
+        Some(rendered) => Ok(format!("{note}{}", rendered.with_total(total))),
+        None => Err(match target {
             Target::Message(wanted) => InspectError::NoSuchMessage { wanted, total },
             Target::Offset(wanted) => InspectError::NoSuchOffset {
                 wanted,
                 size: reader.position(),
             },
-        });
-    };
-    // Decode the captured bytes again against the final decoder state (its subscriptions and
-    // formats; PX4 does not redefine them mid-log).
-    let rendered = render_captured(&captured, total, reader.decoder());
-    Ok(format!("{note}{rendered}"))
-}
-
-/// A found record's bytes and place, kept while the rest of the file is counted.
-struct Captured {
-    bytes: Vec<u8>,
-    message: u64,
-    offset: u64,
-    initial_parameter: bool,
-}
-
-fn render_captured(captured: &Captured, total: u64, decoder: &super::decoder::Decoder) -> String {
-    use super::record::{FileHeader, Sample};
-    let (bytes, message, offset) = (&captured.bytes[..], captured.message, captured.offset);
-    if message == 0 {
-        let header = decoder.header().unwrap_or(FileHeader {
-            version: bytes[7],
-            timestamp: 0,
-        });
-        let located = Located {
-            message,
-            offset,
-            size: bytes.len() as u32,
-            msg_type: 0,
-            bytes,
-            record: Record::FileHeader(header),
-        };
-        return render(&located, total, decoder.formats());
-    }
-    let msg_type = bytes[2];
-    if msg_type == b'D' {
-        let msg_id = u16::from_le_bytes([bytes[3], bytes[4]]);
-        if let Some(subscription) = decoder.subscription(msg_id) {
-            let payload = &bytes[5..];
-            let timestamp = subscription
-                .layout
-                .timestamp_offset
-                .and_then(|o| payload.get(o..o + 8))
-                .map(|s| u64::from_le_bytes(s.try_into().expect("8 bytes")));
-            let located = Located {
-                message,
-                offset,
-                size: bytes.len() as u32,
-                msg_type,
-                bytes,
-                record: Record::Data(Sample {
-                    subscription,
-                    payload,
-                    timestamp,
-                }),
-            };
-            return render(&located, total, decoder.formats());
-        }
-    }
-    // Everything but data decodes without state: run a fresh decoder over a one-message log.
-    let mut decoder_for_one = super::decoder::Decoder::new();
-    let mut header = super::decoder::MAGIC.to_vec();
-    header.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0, 0]);
-    let mut one = header;
-    one.extend_from_slice(bytes);
-    let _ = decoder_for_one.advance(&one, true);
-    let _ = decoder_for_one.decode(&one[..16]);
-    match decoder_for_one.advance(&one[16..], true) {
-        super::decoder::Advance::Message(n) => match decoder_for_one.decode(&one[16..16 + n]) {
-            Ok(mut located) => {
-                located.message = message;
-                located.offset = offset;
-                if let Record::Parameter { initial, .. } = &mut located.record {
-                    *initial = captured.initial_parameter;
-                }
-                render(&located, total, decoder.formats())
-            }
-            Err(e) => format!("message {message} at byte {offset}: {e}\n"),
-        },
-        _ => format!("message {message} at byte {offset}: could not be decoded on its own\n"),
+        }),
     }
 }

@@ -61,6 +61,8 @@ impl KeyValue<'_> {
 #[derive(Debug, Clone, Copy)]
 pub struct Sample<'a> {
     pub subscription: &'a Subscription,
+    /// The formats the sample's fields are named by (for decoding fields on demand).
+    pub formats: &'a FormatRegistry,
     /// The bytes after `msg_id`, as written (trailing padding is absent).
     pub payload: &'a [u8],
     /// The top-level `timestamp` field, when the format has one.
