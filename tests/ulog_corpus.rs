@@ -222,3 +222,79 @@ fn every_corpus_log_agrees_with_pyulog() {
     }
     eprintln!("{} corpus logs agree with pyulog", logs.len());
 }
+
+/// The GPS anchor on the corpus, against an independent computation with pyulog and numpy
+/// (median of `time_utc_usec - (timestamp + timestamp_time_relative)` over fixes with non-zero
+/// UTC, on the `sensor_gps` instance with most such fixes, else `vehicle_gps_position`):
+/// (log, source, fixes used, boot offset in µs, spread in µs). Logs not listed have no fix with
+/// UTC and must say `Elapsed time only`.
+const GPS_ANCHORS: [(&str, &str, u64, i64, i64); 6] = [
+    (
+        "flightreview_ekf_failure.ulg",
+        "sensor_gps",
+        79,
+        1_739_195_742_325_827,
+        29_562,
+    ),
+    (
+        "px4ulogrs_esc_status_log.ulg",
+        "vehicle_gps_position",
+        179,
+        1_557_751_478_707_849,
+        23_098,
+    ),
+    (
+        "pyulog_sample_log_small.ulg",
+        "vehicle_gps_position",
+        32,
+        1_618_986_638_141_670,
+        18_009,
+    ),
+    (
+        "pyulog_sample_logging_tagged_and_default_params.ulg",
+        "sensor_gps",
+        11,
+        1_651_221_926_946_000,
+        0,
+    ),
+    // SITL whose boot clock already is UTC: the offset is exactly zero.
+    ("pyulog_sample_px4_events.ulg", "sensor_gps", 31, 0, 0),
+    (
+        "roboto_test.ulg",
+        "sensor_gps",
+        10,
+        1_698_738_157_365_723,
+        29_166,
+    ),
+];
+
+#[test]
+fn gps_anchor_matches_an_independent_computation() {
+    for log in common::corpus_logs() {
+        let name = log.file_name().unwrap().to_string_lossy().to_string();
+        let anchor = ingest(&log)
+            .gps_anchor
+            .expect("complete logs have an anchor object");
+        match GPS_ANCHORS.iter().find(|a| a.0 == name) {
+            Some((_, source, fixes, offset, spread)) => {
+                assert_eq!(anchor.source.as_deref(), Some(*source), "{name}");
+                assert_eq!(anchor.fixes_used, *fixes, "{name}");
+                assert_eq!(anchor.boot_offset_us, Some(*offset), "{name}");
+                assert_eq!(anchor.spread_ms, Some(*spread as f64 / 1000.0), "{name}");
+                assert_eq!(
+                    anchor.title,
+                    format!("GPS time from {source}, {fixes} fixes"),
+                    "{name}"
+                );
+            }
+            None => {
+                assert_eq!(anchor.title, "Elapsed time only", "{name}");
+                assert_eq!(
+                    (anchor.fixes_used, anchor.boot_offset_us, anchor.boot_utc),
+                    (0, None, None),
+                    "{name}"
+                );
+            }
+        }
+    }
+}
