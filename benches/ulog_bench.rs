@@ -213,26 +213,26 @@ fn write_big_log(path: &Path, target: u64) -> std::io::Result<u64> {
             w.data(id as u16, p)
         };
         sample(&mut w, 1)?;
-        if tick % 2 == 0 {
+        if tick.is_multiple_of(2) {
             sample(&mut w, 0)?;
         }
-        if tick % 5 == 0 {
+        if tick.is_multiple_of(5) {
             sample(&mut w, 2)?;
         }
-        if tick % 10 == 0 {
+        if tick.is_multiple_of(10) {
             sample(&mut w, 3)?;
         }
-        if tick % 50 == 0 {
+        if tick.is_multiple_of(50) {
             sample(&mut w, 4)?;
         }
-        if tick % 250 == 0 {
+        if tick.is_multiple_of(250) {
             sample(&mut w, 5)?;
             w.sync()?;
         }
-        if tick % 5_000 == 0 {
+        if tick.is_multiple_of(5_000) {
             w.logged(b'6', t, "bench: still flying")?;
         }
-        if tick % 300_000 == 0 {
+        if tick.is_multiple_of(300_000) {
             w.dropout(60)?;
         }
     }

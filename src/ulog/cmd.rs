@@ -170,7 +170,7 @@ fn ingest_one(
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     let mut progress = |done: u64, total: u64| {
-        let pct = if total > 0 { done * 100 / total } else { 100 };
+        let pct = (done * 100).checked_div(total).unwrap_or(100);
         let mut err = std::io::stderr().lock();
         let _ = write!(err, "\r{name}: {pct:>3}% of {}", human_size(total));
         if done >= total {
@@ -217,11 +217,7 @@ fn run_record(args: RecordArgs) -> anyhow::Result<i32> {
         Err(e) => {
             eprintln!("error: {}: {e}", args.file.display());
             Ok(match e {
-                super::inspect::InspectError::Read(r)
-                    if matches!(r, super::ReadError::Io { .. }) =>
-                {
-                    1
-                }
+                super::inspect::InspectError::Read(super::ReadError::Io { .. }) => 1,
                 super::inspect::InspectError::Read(super::ReadError::Truncated { .. }) => 3,
                 super::inspect::InspectError::Read(_) => 4,
                 // No such message or offset: the request was wrong, a usage error.

@@ -402,8 +402,11 @@ impl Decoder {
                 let text = std::str::from_utf8(payload)
                     .map_err(|e| malformed(format!("format text is not UTF-8: {e}")))?;
                 let format = parse_format(text).map_err(|e| malformed(e.to_string()))?;
+                if self.formats.get(&format.name).is_some() {
+                    // A redefinition can change the layouts of topics that use it.
+                    self.layouts.clear();
+                }
                 self.formats.insert(format);
-                self.layouts.clear();
                 let name = text.split_once(':').map_or(text, |(n, _)| n);
                 Record::Format { name }
             }
@@ -444,7 +447,7 @@ impl Decoder {
                 let layout = match self.layouts.get(topic) {
                     Some(layout) => layout.clone(),
                     None => {
-                        let layout = Arc::new(self.formats.layout(topic).map_err(|e| {
+                        let layout = Arc::new(self.formats.layout_cached(topic).map_err(|e| {
                             malformed(format!("subscription to `{topic}` (msg_id {msg_id}): {e}"))
                         })?);
                         self.layouts.insert(topic.to_string(), layout.clone());

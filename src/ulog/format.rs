@@ -206,12 +206,23 @@ pub struct FlatField {
 #[derive(Debug, Default, Clone)]
 pub struct FormatRegistry {
     formats: HashMap<String, Arc<Format>>,
+    /// Sizes of formats computed so far, kept across subscriptions so that many subscriptions
+    /// to formats sharing a large nested type cost one walk of it, not one each.
+    sizes: HashMap<String, u64>,
 }
 
 impl FormatRegistry {
     /// Adds (or replaces) a format.
     pub fn insert(&mut self, format: Format) {
-        self.formats.insert(format.name.clone(), Arc::new(format));
+        // A new name cannot change a size already known (a size is only known once every
+        // format it uses is); redefining a name can.
+        if self
+            .formats
+            .insert(format.name.clone(), Arc::new(format))
+            .is_some()
+        {
+            self.sizes.clear();
+        }
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<Format>> {
@@ -228,15 +239,30 @@ impl FormatRegistry {
 
     /// The sizes and timestamp position for a subscription to `name`.
     pub fn layout(&self, name: &str) -> Result<TopicLayout, LayoutError> {
+        self.layout_with(name, &mut HashMap::new())
+    }
+
+    /// [`Self::layout`], remembering the sizes it computes for the next call.
+    pub fn layout_cached(&mut self, name: &str) -> Result<TopicLayout, LayoutError> {
+        let mut memo = std::mem::take(&mut self.sizes);
+        let result = self.layout_with(name, &mut memo);
+        self.sizes = memo;
+        result
+    }
+
+    fn layout_with(
+        &self,
+        name: &str,
+        memo: &mut HashMap<String, u64>,
+    ) -> Result<TopicLayout, LayoutError> {
         let format = self
             .get(name)
             .ok_or_else(|| LayoutError::Missing(name.to_string()))?;
-        let mut memo = HashMap::new();
         let mut full: u64 = 0;
         let mut written: u64 = 0;
         let mut timestamp_offset = None;
         for field in &format.fields {
-            let size = self.field_size(field, 1, &mut memo)?;
+            let size = self.field_size(field, 1, memo)?;
             if field.name == "timestamp" && field.ty == FieldType::Basic(BasicType::UInt64) {
                 timestamp_offset = Some(full as usize);
             }

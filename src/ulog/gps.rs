@@ -92,7 +92,7 @@ impl GpsInstance {
         let offset =
             (i128::from(utc) - boot_clock).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
         self.seen_utc += 1;
-        if (self.seen_utc - 1) % self.stride != 0 {
+        if !(self.seen_utc - 1).is_multiple_of(self.stride) {
             return;
         }
         self.offsets.push(offset);
