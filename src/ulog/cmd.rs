@@ -121,8 +121,16 @@ fn run_ingest(args: IngestArgs) -> anyhow::Result<i32> {
             }
         };
         if let Some(reason) = &report.reason {
+            // The reason rounds the offset for people; the exact bytes go alongside it.
+            let exact = match &report.truncation {
+                Some(t) => format!(
+                    " (the message starts at byte {}; the file ends at byte {})",
+                    t.offset, t.end
+                ),
+                None => String::new(),
+            };
             eprintln!(
-                "{}: {}: {reason}",
+                "{}: {}: {reason}{exact}",
                 file.display(),
                 status_word(report.status)
             );
