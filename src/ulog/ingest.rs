@@ -6,7 +6,6 @@
 //! This is the I/O shell around the pure reader: it opens files, copies, and reports progress.
 
 use super::collect::Collector;
-use super::decoder::Decoder;
 use super::display::human_size;
 use super::error::{CutInside, ReadError};
 use super::profile::Profile;
@@ -196,17 +195,8 @@ pub fn ingest_reader<R: std::io::Read>(
             .collect();
         return Ok(report);
     }
-    finish_complete(collector, decoder, profile, &mut report);
+    collector.finish(decoder, profile, &mut report);
     Ok(report)
-}
-
-fn finish_complete(
-    collector: Collector,
-    decoder: &Decoder,
-    profile: Option<&Profile>,
-    report: &mut Report,
-) {
-    collector.finish(decoder, profile, report);
 }
 
 fn rejected(mut report: Report, reason: String) -> Report {

@@ -1,10 +1,16 @@
 //! PX4 ULog: the streaming reader (pure: bytes in, located records out), the ingest report built
 //! from it, and the `ulog` verbs.
 //!
-//! Layering: `format`, `value`, `record`, `error` describe the format; `decoder` is the pure state
-//! machine; `reader` feeds it from a slice or a `Read`; `writer` makes logs for tests and
-//! benchmarks; the report lives in `report` and is filled by `collect`; `ingest` is the file-level
-//! shell (validate, quarantine, reject); `cmd` wires the verbs.
+//! Layering:
+//! - the format: `format` (F messages, layouts), `value` (decoded values), `record` (what the
+//!   reader yields), `error` (why it stops);
+//! - the reader: `decoder` (the pure state machine), `reader` (fed from a slice or a `Read`),
+//!   `writer` (makes logs for tests and benchmarks);
+//! - the report: `report` (its schema), `collect` (records to report content), with `periods`
+//!   (topic_stall), `gps` (the time anchor), `profile` (expected topics, failsafe parameters) and
+//!   `display` (number formats);
+//! - the shell: `ingest` (validate, quarantine, reject; file I/O), `inspect` (one record shown),
+//!   `summary` (`ulog info`), `cmd` (the verbs).
 
 pub mod cmd;
 pub mod collect;
