@@ -211,6 +211,21 @@ fn quarantine_reports_show_nothing_complete_and_say_why() {
         (d.offset, "data_message", cut as u64)
     );
 
+    // Zeros that begin inside a data message (after its msg_id): the message reads as a sample
+    // full of zeros, and the zero run is reported from the next boundary on.
+    let mut zero_tail = bytes[..d.offset as usize + 5].to_vec();
+    zero_tail.resize(zero_tail.len() + 4096, 0);
+    match read_to_end(&zero_tail) {
+        Some(ReadError::Truncated {
+            inside: CutInside::ZeroRun,
+            message_offset,
+            ..
+        }) => {
+            assert_eq!(message_offset, d.offset + d.size)
+        }
+        other => panic!("zero tail from inside a data message: {other:?}"),
+    }
+
     // Inside the definitions section.
     let def = msgs
         .iter()
