@@ -198,8 +198,9 @@ pub struct FlatField {
     pub name: String,
     pub ty: BasicType,
     pub offset: usize,
-    /// Leaf field of an array of more than one element (for grouping in displays).
-    pub array: Option<(String, u32)>,
+    /// For an element of an array of basic values: the array's length, and the length of the
+    /// name without `[i]` (`&name[..base_len]` is the array's name), for grouping in displays.
+    pub array: Option<(u32, usize)>,
 }
 
 /// All formats defined so far.
@@ -353,25 +354,32 @@ impl FormatRegistry {
             .get(name)
             .ok_or_else(|| LayoutError::Missing(name.to_string()))?
             .clone();
+        // One reusable name buffer: only the finished leaf names are allocated.
+        let mut name_buf = String::with_capacity(prefix.len() + 32);
         for field in &format.fields {
-            let indexed = field.array_len;
+            name_buf.clear();
+            name_buf.push_str(prefix);
+            name_buf.push_str(&field.name);
+            let base_len = name_buf.len();
             for i in 0..field.count() {
-                let full_name = match indexed {
-                    Some(_) => format!("{prefix}{}[{i}]", field.name),
-                    None => format!("{prefix}{}", field.name),
-                };
+                name_buf.truncate(base_len);
+                if field.array_len.is_some() {
+                    use std::fmt::Write;
+                    let _ = write!(name_buf, "[{i}]");
+                }
                 match &field.ty {
                     FieldType::Basic(b) => {
                         out.push(FlatField {
-                            name: full_name,
+                            name: name_buf.clone(),
                             ty: *b,
                             offset: *offset,
-                            array: indexed.map(|n| (format!("{prefix}{}", field.name), n)),
+                            array: field.array_len.map(|n| (n, base_len)),
                         });
                         *offset += b.size();
                     }
                     FieldType::Nested(inner) => {
-                        self.flatten_into(inner, &format!("{full_name}."), depth + 1, offset, out)?;
+                        name_buf.push('.');
+                        self.flatten_into(inner, &name_buf, depth + 1, offset, out)?;
                     }
                 }
             }

@@ -94,7 +94,9 @@ pub fn ingest_reader<R: std::io::Read>(
     profile: Option<&Profile>,
     mut progress: Option<&mut dyn FnMut(u64, u64)>,
 ) -> anyhow::Result<Report> {
-    let mut reader = StreamReader::new(input);
+    // A buffer no larger than the file (plus room to see its end) for small files.
+    let capacity = usize::try_from(size.saturating_add(1)).unwrap_or(usize::MAX);
+    let mut reader = StreamReader::with_capacity(input, capacity);
     let mut collector = Collector::new();
     let mut malformed: Vec<ReadError> = Vec::new();
     let mut malformed_count = 0usize;

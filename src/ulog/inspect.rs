@@ -193,9 +193,10 @@ fn render_fields(out: &mut String, fields: &[FlatField], payload: &[u8]) {
             i += 1;
             continue;
         }
-        match &f.array {
-            Some((base, n)) if fields[i..].len() >= *n as usize => {
-                let group = &fields[i..i + *n as usize];
+        match f.array {
+            Some((n, base_len)) if fields[i..].len() >= n as usize => {
+                let base = &f.name[..base_len];
+                let group = &fields[i..i + n as usize];
                 if f.ty == BasicType::Char {
                     let bytes: Vec<u8> = group
                         .iter()
@@ -210,7 +211,7 @@ fn render_fields(out: &mut String, fields: &[FlatField], payload: &[u8]) {
                         .collect();
                     line(out, &format!("{base}[0..{}]", n - 1), values.join(" "));
                 }
-                i += *n as usize;
+                i += n as usize;
             }
             _ => {
                 line(

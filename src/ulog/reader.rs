@@ -80,9 +80,15 @@ pub struct StreamReader<R> {
 
 impl<R: Read> StreamReader<R> {
     pub fn new(inner: R) -> Self {
+        Self::with_capacity(inner, READ_CHUNK)
+    }
+
+    /// A reader whose buffer starts at `capacity` bytes (it grows to hold one whole message, at
+    /// most 64 KiB, when needed). A small file needs no larger buffer than itself.
+    pub fn with_capacity(inner: R, capacity: usize) -> Self {
         StreamReader {
             inner,
-            buf: vec![0; READ_CHUNK],
+            buf: vec![0; capacity.clamp(64, READ_CHUNK)],
             start: 0,
             end: 0,
             eof: false,
