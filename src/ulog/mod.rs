@@ -1,3 +1,36 @@
-//! PX4 ULog: streaming reader, ingest report, and the `ulog` verbs. (Being written.)
+//! PX4 ULog: the streaming reader (pure: bytes in, located records out), the ingest report built
+//! from it, and the `ulog` verbs.
+//!
+//! Layering:
+//! - the format: `format` (F messages, layouts), `value` (decoded values), `record` (what the
+//!   reader yields), `error` (why it stops);
+//! - the reader: `decoder` (the pure state machine), `reader` (fed from a slice or a `Read`),
+//!   `writer` (makes logs for tests and benchmarks);
+//! - the report: `report` (its schema), `collect` (records to report content), with `periods`
+//!   (topic_stall), `gps` (the time anchor), `profile` (expected topics, failsafe parameters) and
+//!   `display` (number formats);
+//! - the shell: `ingest` (validate, quarantine, reject; file I/O), `inspect` (one record shown),
+//!   `summary` (`ulog info`), `cmd` (the verbs).
 
 pub mod cmd;
+pub mod collect;
+pub mod decoder;
+pub mod display;
+pub mod error;
+pub mod format;
+pub mod gps;
+pub mod ingest;
+pub mod inspect;
+pub mod periods;
+pub mod profile;
+pub mod reader;
+pub mod record;
+pub mod report;
+pub mod summary;
+pub mod value;
+pub mod writer;
+
+pub use decoder::{Decoder, Section};
+pub use error::{CutInside, ReadError};
+pub use reader::{SliceReader, StreamReader};
+pub use record::{Located, Record};

@@ -226,3 +226,29 @@ pub fn pymavlink_expected(tlog: &std::path::Path) -> serde_json::Value {
     )
     .unwrap()
 }
+/// Every `.ulg` in the corpus, sorted by name.
+pub fn corpus_logs() -> Vec<PathBuf> {
+    let Some(dir) = corpus_dir() else {
+        return Vec::new();
+    };
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(dir.join("ulog"))
+        .expect("reading corpus/ulog")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ulg"))
+        .collect();
+    logs.sort();
+    assert!(!logs.is_empty(), "corpus/ulog has no .ulg files");
+    logs
+}
+
+/// pyulog's view of a corpus log.
+pub fn oracle(log: &std::path::Path) -> serde_json::Value {
+    let stem = log.file_stem().unwrap().to_string_lossy();
+    let path = log
+        .parent()
+        .unwrap()
+        .join("expected-pyulog-1.3.0")
+        .join(format!("{stem}.pyulog.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}

@@ -1,0 +1,144 @@
+//! Bounded summary of one topic's sampling periods: a log-scaled histogram (for the median
+//! period) and the few largest gaps with where they start (for `topic_stall`). Its size does not
+//! grow with the number of samples.
+
+/// Sub-buckets per power of two: about 1.5 % resolution on the median.
+const SUB_BITS: u32 = 6;
+/// Largest gaps remembered per topic.
+pub const KEPT_GAPS: usize = 16;
+
+/// One gap between consecutive samples of a topic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gap {
+    pub micros: u64,
+    /// Timestamp, message number and offset of the sample before the gap.
+    pub from_timestamp: u64,
+    pub from_message: u64,
+    pub from_offset: u64,
+    /// Timestamp of the sample after it.
+    pub to_timestamp: u64,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct PeriodSummary {
+    /// Per bucket: how many gaps, and their sum (the median reports its bucket's mean, exact
+    /// when the gaps in it are all equal, as in a steady topic). One vector: one cache line.
+    buckets: Vec<(u64, u64)>,
+    total: u64,
+    /// Shortest gap still among the largest (0 until the list is full): the common case is a
+    /// single comparison with it.
+    shortest_kept: u64,
+    largest: Vec<Gap>,
+}
+
+fn bucket_of(v: u64) -> usize {
+    if v < (1 << SUB_BITS) {
+        return v as usize;
+    }
+    let exp = 63 - v.leading_zeros();
+    let mantissa = (v >> (exp - SUB_BITS)) & ((1 << SUB_BITS) - 1);
+    (((exp - SUB_BITS + 1) << SUB_BITS) as u64 + mantissa) as usize
+}
+
+/// Middle of a bucket's range.
+#[cfg(test)]
+fn bucket_value(b: usize) -> u64 {
+    let b = b as u64;
+    if b < (1 << SUB_BITS) {
+        return b;
+    }
+    let exp = (b >> SUB_BITS) + u64::from(SUB_BITS) - 1;
+    let mantissa = b & ((1 << SUB_BITS) - 1);
+    let low = (1u64 << exp) | (mantissa << (exp - u64::from(SUB_BITS)));
+    low + (1u64 << (exp - u64::from(SUB_BITS))) / 2
+}
+
+impl PeriodSummary {
+    /// Records a positive gap.
+    #[inline]
+    pub fn add(&mut self, gap: Gap) {
+        let b = bucket_of(gap.micros);
+        if self.buckets.len() <= b {
+            self.buckets.resize(b + 1, (0, 0));
+        }
+        let bucket = &mut self.buckets[b];
+        bucket.0 += 1;
+        bucket.1 = bucket.1.saturating_add(gap.micros);
+        self.total += 1;
+        if gap.micros <= self.shortest_kept {
+            return;
+        }
+        // Keep the largest gaps, longest first.
+        if self.largest.len() == KEPT_GAPS {
+            self.largest.pop();
+        }
+        let at = self.largest.partition_point(|g| g.micros >= gap.micros);
+        self.largest.insert(at, gap);
+        if self.largest.len() == KEPT_GAPS {
+            self.shortest_kept = self.largest[KEPT_GAPS - 1].micros;
+        }
+    }
+
+    /// Number of gaps recorded.
+    pub fn count(&self) -> u64 {
+        self.total
+    }
+
+    /// Median gap in microseconds (the mean of the median's bucket: within about 1.5 %), if any
+    /// gap was recorded.
+    pub fn median(&self) -> Option<u64> {
+        if self.total == 0 {
+            return None;
+        }
+        let target = self.total.div_ceil(2);
+        let mut seen = 0;
+        for (count, sum) in &self.buckets {
+            seen += count;
+            if seen >= target {
+                return Some(sum / count);
+            }
+        }
+        None
+    }
+
+    /// The largest gaps, longest first.
+    pub fn largest(&self) -> &[Gap] {
+        &self.largest
+    }
+
+    /// Gaps at least `threshold` long, counted from the histogram (bucket precision).
+    pub fn count_at_least(&self, threshold: u64) -> u64 {
+        let from = bucket_of(threshold);
+        self.buckets.iter().skip(from).map(|(count, _)| count).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gap(micros: u64) -> Gap {
+        Gap {
+            micros,
+            from_timestamp: 0,
+            from_message: 0,
+            from_offset: 0,
+            to_timestamp: micros,
+        }
+    }
+
+    #[test]
+    fn median_is_close_and_largest_are_kept() {
+        let mut p = PeriodSummary::default();
+        for i in 0..1000u64 {
+            p.add(gap(10_000 + (i % 7)));
+        }
+        p.add(gap(5_000_000));
+        let m = p.median().unwrap();
+        assert_eq!(m, 10_002, "bucket mean of 10,000..10,006");
+        assert!((9_850..=10_150).contains(&m), "median {m}");
+        assert_eq!(p.largest()[0].micros, 5_000_000);
+        assert_eq!(p.count_at_least(50_000), 1);
+        assert_eq!(bucket_value(bucket_of(5)), 5);
+    }
+}

@@ -1,0 +1,175 @@
+//! Feeding the decoder: from a byte slice (a whole file in memory or a memory map) or from any
+//! `Read` through a bounded buffer. Both hand out one record at a time, borrowed until the next
+//! call, so reading a log of any size keeps one message (at most 64 KiB) plus the buffer.
+
+use super::decoder::{Advance, Decoder};
+use super::error::ReadError;
+use super::record::Located;
+use std::io::Read;
+
+/// Bytes the `Read` adapter asks for at once.
+const READ_CHUNK: usize = 256 * 1024;
+
+/// Reads records from a byte slice that holds the whole file.
+pub struct SliceReader<'d> {
+    data: &'d [u8],
+    pos: usize,
+    decoder: Decoder,
+    done: bool,
+}
+
+impl<'d> SliceReader<'d> {
+    pub fn new(data: &'d [u8]) -> Self {
+        SliceReader {
+            data,
+            pos: 0,
+            decoder: Decoder::new(),
+            done: false,
+        }
+    }
+
+    pub fn decoder(&self) -> &Decoder {
+        &self.decoder
+    }
+
+    /// The next record; `None` after the end or after a fatal error.
+    #[inline]
+    pub fn next_record(&mut self) -> Option<Result<Located<'_>, ReadError>> {
+        loop {
+            if self.done {
+                return None;
+            }
+            match self.decoder.advance(&self.data[self.pos..], true) {
+                Advance::Consumed(n) => self.pos += n,
+                Advance::NeedMore(_) | Advance::Finished => {
+                    self.done = true;
+                    return None;
+                }
+                Advance::Fatal(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+                Advance::Skipped(e, n) => {
+                    self.pos += n;
+                    return Some(Err(e));
+                }
+                Advance::Message(n) => {
+                    let start = self.pos;
+                    self.pos += n;
+                    let result = self.decoder.decode(&self.data[start..start + n]);
+                    if matches!(&result, Err(e) if e.is_fatal()) {
+                        self.done = true;
+                    }
+                    return Some(result);
+                }
+            }
+        }
+    }
+}
+
+/// Reads records from any `Read` (a file, a pipe) through a bounded buffer.
+pub struct StreamReader<R> {
+    inner: R,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    eof: bool,
+    decoder: Decoder,
+    done: bool,
+}
+
+impl<R: Read> StreamReader<R> {
+    pub fn new(inner: R) -> Self {
+        Self::with_capacity(inner, READ_CHUNK)
+    }
+
+    /// A reader whose buffer starts at `capacity` bytes (it grows to hold one whole message, at
+    /// most 64 KiB, when needed). A small file needs no larger buffer than itself.
+    pub fn with_capacity(inner: R, capacity: usize) -> Self {
+        StreamReader {
+            inner,
+            buf: vec![0; capacity.clamp(64, READ_CHUNK)],
+            start: 0,
+            end: 0,
+            eof: false,
+            decoder: Decoder::new(),
+            done: false,
+        }
+    }
+
+    pub fn decoder(&self) -> &Decoder {
+        &self.decoder
+    }
+
+    /// Bytes of input the decoder has gone past.
+    pub fn position(&self) -> u64 {
+        self.decoder.offset()
+    }
+
+    /// The next record; `None` after the end or after a fatal error.
+    #[inline]
+    pub fn next_record(&mut self) -> Option<Result<Located<'_>, ReadError>> {
+        loop {
+            if self.done {
+                return None;
+            }
+            match self
+                .decoder
+                .advance(&self.buf[self.start..self.end], self.eof)
+            {
+                Advance::NeedMore(n) => {
+                    if let Err(source) = self.fill(n) {
+                        self.done = true;
+                        return Some(Err(ReadError::Io {
+                            offset: self.decoder.offset(),
+                            source,
+                        }));
+                    }
+                }
+                Advance::Consumed(n) => self.start += n,
+                Advance::Finished => {
+                    self.done = true;
+                    return None;
+                }
+                Advance::Fatal(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+                Advance::Skipped(e, n) => {
+                    self.start += n;
+                    return Some(Err(e));
+                }
+                Advance::Message(n) => {
+                    let start = self.start;
+                    self.start += n;
+                    let result = self.decoder.decode(&self.buf[start..start + n]);
+                    if matches!(&result, Err(e) if e.is_fatal()) {
+                        self.done = true;
+                    }
+                    return Some(result);
+                }
+            }
+        }
+    }
+
+    /// Makes the buffer hold at least `want` unconsumed bytes, or reach the end of the input.
+    fn fill(&mut self, want: usize) -> std::io::Result<()> {
+        if self.start + want > self.buf.len() {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+            if want > self.buf.len() {
+                self.buf.resize(want, 0);
+            }
+        }
+        while self.end - self.start < want && !self.eof {
+            match self.inner.read(&mut self.buf[self.end..]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.end += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
