@@ -1,7 +1,7 @@
 //! ULog ingest benchmark: our reader and ingest against pyulog on the corpus logs in one run
 //! (throughput ratio), and peak memory on a log of over 1 GB made by the project's writer.
 //!
-//! Run: `cargo bench --bench ulog_bench` (see docs/ulog-bench.md for the environment knobs).
+//! Run: `cargo bench --bench ulog_bench` (see BENCHMARKS.md for the environment knobs).
 //! pyulog comes from `$FOXBORNE_PYTHON`, else `.venv/bin/python` in the crate, else `python3`;
 //! without pyulog the comparison is skipped and said so.
 

@@ -1,0 +1,84 @@
+//! The `ulog` verbs through the built binary: exit codes 0, 3 and 4, the report path printed,
+//! and the original of a quarantined log left untouched.
+
+mod common;
+
+use std::process::Command;
+
+fn temp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("foxborne-ulog-bin-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn ingest_exit_codes_through_the_binary() {
+    let Some(log) = common::corpus_logs()
+        .into_iter()
+        .find(|p| p.ends_with("pyulog_sample_log_small.ulg"))
+    else {
+        return;
+    };
+    let dir = temp("codes");
+    let out = Command::new(common::binary())
+        .args(["ulog", "ingest"])
+        .arg(&log)
+        .arg("--out")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report_path = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&report_path).unwrap()).unwrap();
+    assert_eq!(report["status"], "complete");
+    assert!(report["reason"].is_null());
+
+    // Cut inside a message: quarantined, exit 3, original untouched, copy in the quarantine.
+    let bytes = std::fs::read(&log).unwrap();
+    let cut = dir.join("cut.ulg");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2 + 7]).unwrap();
+    let quarantine = dir.join("quarantine");
+    let out = Command::new(common::binary())
+        .args(["ulog", "ingest"])
+        .arg(&cut)
+        .arg("--out")
+        .arg(&dir)
+        .arg("--quarantine")
+        .arg(&quarantine)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(std::fs::read(&cut).unwrap(), &bytes[..bytes.len() / 2 + 7]);
+    assert!(quarantine.join("cut.ulg").exists());
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("cut.report.json")).unwrap()).unwrap();
+    assert_eq!(report["status"], "quarantined");
+    assert!(report["reason"].as_str().unwrap().contains("The file was truncated, most likely when power was cut during logging. Nothing from it is shown as complete."));
+
+    // Encrypted header: rejected, exit 4, with the contract sentence.
+    let enc = dir.join("enc.ulg");
+    let mut e = b"ULogEnc".to_vec();
+    e.extend_from_slice(&[1u8; 40]);
+    std::fs::write(&enc, e).unwrap();
+    let out = Command::new(common::binary())
+        .args(["ulog", "ingest"])
+        .arg(&enc)
+        .args(["--out", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["status"], "rejected");
+    assert_eq!(
+        report["reason"],
+        "The flight log is encrypted. Foxborne does not decrypt logs. Import the decrypted .ulg exported from your key holder."
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
