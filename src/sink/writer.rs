@@ -42,6 +42,8 @@ pub struct WriterStats {
     pub pending_bytes: AtomicU64,
     pub write_errors: AtomicU64,
     pub dropped_lines: AtomicU64,
+    /// Of those, lines still queued at shutdown that a failing disk never took.
+    pub dropped_at_close: AtomicU64,
     /// Nanoseconds from a batch's last receipt to its write, for the last batch written.
     pub last_write_lag_ns: AtomicU64,
     pub last_error: Mutex<Option<String>>,
@@ -194,6 +196,7 @@ pub fn spawn_writer(
                 if since.elapsed() > CLOSE_RETRY_FOR {
                     for b in queue.drain(..) {
                         stats.dropped_lines.fetch_add(b.lines, Ordering::Relaxed);
+                        stats.dropped_at_close.fetch_add(b.lines, Ordering::Relaxed);
                         tracing::error!(file = %thread_name, lines = b.lines, "disk still failing at shutdown: lines dropped");
                     }
                     break;

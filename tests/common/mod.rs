@@ -126,6 +126,14 @@ impl Daemon {
         }
     }
 
+    /// Whether the daemon has said `needle` so far (takes what it printed, without waiting).
+    pub fn has_said(&mut self, needle: &str) -> bool {
+        while let Ok(line) = self.lines.try_recv() {
+            self.seen.push(line);
+        }
+        self.seen.iter().any(|l| l.contains(needle))
+    }
+
     /// The UDP address a link bound (from its `listening` line).
     pub fn udp_addr(&mut self, link: &str) -> std::net::SocketAddr {
         let line = self.wait_for(&format!("link={link} local="), Duration::from_secs(10));
