@@ -6,19 +6,12 @@
 //!
 //! cargo bench --bench alert_latency [-- VEHICLES RATE]
 
-use foxborne_receiver::mavlink::build::{self, Header};
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpStream, UdpSocket};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+#[path = "harness/mod.rs"]
+mod harness;
 
-fn utc_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as i64
-}
+use foxborne_receiver::mavlink::build::{self, Header};
+use std::net::UdpSocket;
+use std::time::{Duration, Instant};
 
 fn main() {
     let args: Vec<u64> = std::env::args()
@@ -28,53 +21,9 @@ fn main() {
     let vehicles = *args.first().unwrap_or(&200) as u8 as usize;
     let rate = *args.get(1).unwrap_or(&50);
     let quiet = vehicles / 2;
-    let dir = std::env::temp_dir().join(format!("foxborne-alert-bench-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("receiver.toml"),
-        format!("data_dir = \"{}/data\"\n[[link]]\nname = \"load\"\nudp = \"127.0.0.1:0\"\n[http]\nlisten = \"127.0.0.1:0\"\n[gap]\nthreshold_s = 3.0\n", dir.display()),
-    )
-    .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_foxborne-receiver"))
-        .args(["run", "--config"])
-        .arg(dir.join("receiver.toml"))
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let (mut udp, mut http) = (None, None);
-    while udp.is_none() || http.is_none() {
-        let line = lines.next().expect("daemon exited").unwrap();
-        let local = line
-            .split("local=")
-            .nth(1)
-            .map(|s| s.split_whitespace().next().unwrap().to_string());
-        if line.contains("link=load") {
-            udp = local;
-        } else if line.contains("http listening") {
-            http = local;
-        }
-    }
-    std::thread::spawn(move || for _ in lines {});
-    let udp: std::net::SocketAddr = udp.unwrap().parse().unwrap();
-    let mut sse = TcpStream::connect(http.unwrap()).unwrap();
-    sse.write_all(b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
-        .unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(sse).lines().map_while(Result::ok) {
-            if let Some(data) = line.strip_prefix("data: ") {
-                let v: serde_json::Value = serde_json::from_str(data).unwrap();
-                if v["kind"] == "telemetry_gap" && v["state"] == "open" {
-                    let deadline =
-                        foxborne_receiver::monitor::parse_utc_ns(v["utc"].as_str().unwrap())
-                            .unwrap();
-                    let _ = tx.send((utc_ns() - deadline) as f64 / 1e6);
-                }
-            }
-        }
-    });
+    let mut daemon = harness::BenchDaemon::start("alert", "[gap]\nthreshold_s = 3.0\n");
+    let udp = daemon.udp;
+    let rx = daemon.gap_alert_latencies();
 
     // 8 s warm-up at full load, then vehicle i (i < quiet) stops at 8 s + i * (6 s / quiet).
     let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -130,14 +79,9 @@ fn main() {
         }
     }
     let mut latencies: Vec<f64> = rx.try_iter().collect();
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
-    child.wait().unwrap();
+    daemon.stop();
     latencies.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let q = |p: f64| latencies[((latencies.len() - 1) as f64 * p).round() as usize];
+    let q = |p: f64| harness::quantile(&latencies, p);
     println!(
         "{vehicles} vehicles, {rate} msgs/s each + 1 Hz heartbeat ({:.0} frames/s offered, {sent} sent); {} of {quiet} quiet vehicles alerted",
         sent as f64 / total.as_secs_f64(),
@@ -151,5 +95,4 @@ fn main() {
             q(1.0)
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -11,12 +11,12 @@
 //! cargo bench --bench load -- [--vehicles N] [--rate MSGS_PER_S_PER_VEHICLE] [--seconds S]
 //!     [--sighup-mid] [--sighup-every-ms MS] [--quiet N] [--sample-s S]
 
+#[path = "harness/mod.rs"]
+mod harness;
+
 use foxborne_receiver::mavlink::build::{self, Header};
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpStream, UdpSocket};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
 struct Args {
@@ -97,99 +97,11 @@ impl Vehicle {
     }
 }
 
-fn proc_stat(pid: u32) -> (f64, u64, u64) {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
-    let ticks = 100.0; // USER_HZ
-    let cpu = fields
-        .get(11)
-        .and_then(|v| v.parse::<f64>().ok())
-        .unwrap_or(0.0)
-        + fields
-            .get(12)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0);
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let kb = |key: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(key))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    (cpu / ticks, kb("VmRSS:"), kb("VmHWM:"))
-}
-
-fn start_daemon(dir: &std::path::Path) -> (Child, std::net::SocketAddr, String) {
-    std::fs::write(
-        dir.join("receiver.toml"),
-        format!(
-            "data_dir = \"{}/data\"\n[[link]]\nname = \"load\"\nudp = \"127.0.0.1:0\"\n[http]\nlisten = \"127.0.0.1:0\"\n[gap]\nthreshold_s = 3.0\n",
-            dir.display()
-        ),
-    )
-    .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_foxborne-receiver"))
-        .args(["run", "--config"])
-        .arg(dir.join("receiver.toml"))
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let (mut udp, mut http) = (None, None);
-    while udp.is_none() || http.is_none() {
-        let line = lines.next().expect("daemon exited").unwrap();
-        let local = line
-            .split("local=")
-            .nth(1)
-            .map(|s| s.split_whitespace().next().unwrap().to_string());
-        if line.contains("link=load") {
-            udp = local;
-        } else if line.contains("http listening") {
-            http = local;
-        }
-    }
-    std::thread::spawn(move || for _ in lines {});
-    (child, udp.unwrap().parse().unwrap(), http.unwrap())
-}
-
 fn main() {
     let a = parse_args();
-    let dir = std::env::temp_dir().join(format!("foxborne-load-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let (mut child, udp, http) = start_daemon(&dir);
-    let pid = child.id();
-
-    let (alerts_tx, alerts) = mpsc::channel();
-    {
-        let mut sse = TcpStream::connect(&http).unwrap();
-        sse.write_all(b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
-            .unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(sse).lines().map_while(Result::ok) {
-                if let Some(data) = line.strip_prefix("data: ") {
-                    let v: serde_json::Value = serde_json::from_str(data).unwrap();
-                    if v["kind"] == "telemetry_gap" && v["state"] == "open" {
-                        let now = std::time::SystemTime::now()
-                            .duration_since(std::time::UNIX_EPOCH)
-                            .unwrap()
-                            .as_nanos() as i64;
-                        let deadline =
-                            foxborne_receiver::monitor::parse_utc_ns(v["utc"].as_str().unwrap())
-                                .unwrap();
-                        let _ = alerts_tx.send((now - deadline) as f64 / 1e6);
-                    }
-                }
-            }
-        });
-    }
+    let mut daemon = harness::BenchDaemon::start("load", "[gap]\nthreshold_s = 3.0\n");
+    let (udp, pid) = (daemon.udp, daemon.pid());
+    let alerts = daemon.gap_alert_latencies();
 
     let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
     let mut fleet: Vec<Vehicle> = (0..a.vehicles)
@@ -205,7 +117,7 @@ fn main() {
     let total = Duration::from_secs_f64(a.seconds);
     let quiet_from = total.mul_f64(0.75);
     let started = Instant::now();
-    let (cpu0, _, _) = proc_stat(pid);
+    let (cpu0, _, _) = harness::proc_stat(pid);
     let mut samples: Vec<(f64, u64)> = Vec::new();
     let mut next_sample = Duration::ZERO;
     let mut next_hup = a.sighup_every_ms.map(Duration::from_millis);
@@ -250,24 +162,16 @@ fn main() {
         }
         n += 1;
         if a.sighup_mid && hup_sent == 0 && t >= total / 2 {
-            nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid as i32),
-                nix::sys::signal::Signal::SIGHUP,
-            )
-            .unwrap();
+            daemon.signal(nix::sys::signal::Signal::SIGHUP);
             hup_sent += 1;
         }
         if let Some(at) = next_hup.filter(|at| t >= *at) {
-            nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid as i32),
-                nix::sys::signal::Signal::SIGHUP,
-            )
-            .unwrap();
+            daemon.signal(nix::sys::signal::Signal::SIGHUP);
             hup_sent += 1;
             next_hup = Some(at + Duration::from_millis(a.sighup_every_ms.unwrap()));
         }
         if t >= next_sample {
-            let (_, rss, _) = proc_stat(pid);
+            let (_, rss, _) = harness::proc_stat(pid);
             samples.push((t.as_secs_f64(), rss));
             next_sample += Duration::from_secs_f64(a.sample_s);
         }
@@ -276,35 +180,15 @@ fn main() {
         }
     }
     let wall = started.elapsed().as_secs_f64();
-    let (cpu1, rss_end, hwm) = proc_stat(pid);
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
-    let status = child.wait().unwrap();
+    let (cpu1, rss_end, hwm) = harness::proc_stat(pid);
+    let status = daemon.stop();
 
     // Hold the receive log against what was sent.
     let mut got: HashSet<(u8, u8, u32, u64)> = HashSet::new();
     let mut nth_got: std::collections::HashMap<(u8, u8, u32), u64> = Default::default();
     let mut lines = 0u64;
     let mut files = 0;
-    let root = dir.join("data/receive");
-    let mut paths: Vec<_> = std::fs::read_dir(&root)
-        .unwrap()
-        .flat_map(|d| {
-            let d = d.unwrap().path();
-            if d.is_dir() {
-                std::fs::read_dir(d)
-                    .unwrap()
-                    .map(|e| e.unwrap().path())
-                    .collect::<Vec<_>>()
-            } else {
-                Vec::new()
-            }
-        })
-        .collect();
-    paths.sort();
+    let paths = daemon.receive_files();
     for path in paths {
         files += 1;
         let text = std::fs::read_to_string(&path).unwrap();
@@ -351,7 +235,7 @@ fn main() {
     let mut lat: Vec<f64> = alerts.try_iter().collect();
     if !lat.is_empty() {
         lat.sort_by(|x, y| x.partial_cmp(y).unwrap());
-        let q = |p: f64| lat[((lat.len() - 1) as f64 * p).round() as usize];
+        let q = |p: f64| harness::quantile(&lat, p);
         println!("gap alerts: {} of {} silenced vehicles; latency deadline to SSE p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms", lat.len(), a.quiet, q(0.5), q(0.99), q(1.0));
     }
     println!(
@@ -362,7 +246,6 @@ fn main() {
             "RESULT: LOSS"
         }
     );
-    let _ = std::fs::remove_dir_all(&dir);
     if missing != 0 || extra != 0 {
         std::process::exit(1);
     }

@@ -5,40 +5,16 @@
 //!
 //! cargo bench --bench udp_rate [-- SECONDS]
 
+#[path = "harness/mod.rs"]
+mod harness;
+
 use foxborne_receiver::mavlink::build::{self, Header};
-use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn run_rate(rate: u64, seconds: u64) -> (u64, u64, f64) {
-    let dir = std::env::temp_dir().join(format!("foxborne-udp-rate-{}-{rate}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("receiver.toml"),
-        format!("data_dir = \"{}/data\"\n[http]\nlisten = \"127.0.0.1:0\"\n[[link]]\nname = \"load\"\nudp = \"127.0.0.1:0\"\n", dir.display()),
-    )
-    .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_foxborne-receiver"))
-        .args(["run", "--config"])
-        .arg(dir.join("receiver.toml"))
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines.next().expect("daemon exited").unwrap();
-        if let Some(a) = line
-            .rsplit("local=")
-            .next()
-            .filter(|_| line.contains("local="))
-        {
-            break a.trim().parse::<std::net::SocketAddr>().unwrap();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-
+    let mut daemon = harness::BenchDaemon::start(&format!("udp-rate-{rate}"), "");
+    let addr = daemon.udp;
     let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
     let frames: Vec<Vec<u8>> = (0..20u8)
         .flat_map(|s| {
@@ -74,26 +50,8 @@ fn run_rate(rate: u64, seconds: u64) -> (u64, u64, f64) {
         }
     }
     let send_secs = started.elapsed().as_secs_f64();
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
-    child.wait().unwrap();
-    let mut received = 0u64;
-    for day in std::fs::read_dir(dir.join("data/receive")).unwrap() {
-        let day = day.unwrap().path();
-        if day.is_dir() {
-            for f in std::fs::read_dir(day).unwrap() {
-                received += std::fs::read(f.unwrap().path())
-                    .unwrap()
-                    .iter()
-                    .filter(|&&b| b == b'\n')
-                    .count() as u64;
-            }
-        }
-    }
-    let _ = std::fs::remove_dir_all(&dir);
+    daemon.stop();
+    let received = daemon.receive_line_count();
     (sent, received, sent as f64 / send_secs)
 }
 

@@ -66,20 +66,6 @@ impl UtcMillis {
     }
 }
 
-/// RFC 3339 with milliseconds and `Z`, for one-off use outside the hot path.
-pub fn format_utc_ms(utc_ns: i64) -> String {
-    let mut out = Vec::with_capacity(24);
-    UtcMillis::default().write(&mut out, utc_ns);
-    String::from_utf8(out).expect("ASCII")
-}
-
-/// Parses `recv_utc` (any RFC 3339) back to UTC nanoseconds.
-pub fn parse_utc(text: &str) -> Option<i64> {
-    DateTime::parse_from_rfc3339(text)
-        .ok()
-        .and_then(|t| t.with_timezone(&Utc).timestamp_nanos_opt())
-}
-
 /// Appends one receipt line, newline included.
 pub fn write_line(
     out: &mut Vec<u8>,
@@ -184,7 +170,7 @@ mod tests {
         let Some(ScanItem::Frame(frame)) = DatagramScanner::new(&bytes, &keys).next() else {
             panic!("no frame");
         };
-        let utc_ns = parse_utc("2026-09-24T14:32:03.912Z").unwrap() + 345_678;
+        let utc_ns = crate::monitor::parse_utc_ns("2026-09-24T14:32:03.912Z").unwrap() + 345_678;
         let link = json_string("radio1");
         let arrival = Arrival {
             utc_ns,

@@ -8,7 +8,7 @@ use common::{eventually, Daemon};
 use foxborne_receiver::mavlink::build::{self, Header};
 use nix::sys::signal::Signal;
 use std::net::UdpSocket;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(15);
@@ -174,24 +174,6 @@ fn sigterm_drains_everything_already_received() {
         .any(|l| l.contains("receiver stopped") && l.contains("lines_written=3000")));
 }
 
-struct Pty {
-    master: OwnedFd,
-}
-
-/// A pty pair with `link` pointing at its slave, like socat's `link=`.
-fn pty_at(link: &std::path::Path) -> Pty {
-    let pair = nix::pty::openpty(None, None).unwrap();
-    let slave_path = nix::unistd::ttyname(&pair.slave).unwrap();
-    let tmp = link.with_extension("tmp");
-    let _ = std::fs::remove_file(&tmp);
-    std::os::unix::fs::symlink(&slave_path, &tmp).unwrap();
-    std::fs::rename(&tmp, link).unwrap();
-    drop(pair.slave);
-    Pty {
-        master: pair.master,
-    }
-}
-
 fn write_all(fd: &OwnedFd, bytes: &[u8]) {
     let mut done = 0;
     while done < bytes.len() {
@@ -212,18 +194,18 @@ fn serial_link_survives_a_missing_device_and_unplug_and_replug() {
     let current = d.dir.join("data/receive/current.jsonl");
     let mut seq = 0u8;
     for round in 0..3 {
-        let pty = pty_at(&tty);
+        let master = common::pty_at(&tty);
         d.wait_for("link up", WAIT);
         // A frame split across two writes, then a whole one.
         let f1 = build::v1(hdr(7, seq), 0, &build::heartbeat_payload(2, 3));
-        write_all(&pty.master, &f1[..5]);
-        write_all(&pty.master, &f1[5..]);
+        write_all(&master, &f1[..5]);
+        write_all(&master, &f1[5..]);
         let f2 = build::v2(
             hdr(7, seq + 1),
             2,
             &build::system_time_payload(1_758_724_323_912_000, 99),
         );
-        write_all(&pty.master, &f2);
+        write_all(&master, &f2);
         seq += 2;
         let want = 2 * (round + 1);
         assert!(
@@ -234,9 +216,7 @@ fn serial_link_survives_a_missing_device_and_unplug_and_replug() {
             "round {round}: receipts {}",
             d.receipts().len()
         );
-        let raw = pty.master.as_raw_fd();
-        drop(pty);
-        let _ = raw;
+        drop(master);
         d.wait_for("link down", WAIT);
     }
     assert!(d.stop().success());

@@ -8,7 +8,6 @@ use common::{eventually, Daemon};
 use foxborne_receiver::mavlink::build::{self, Header};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream, UdpSocket};
-use std::os::fd::OwnedFd;
 use std::process::Command;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -39,16 +38,6 @@ fn cpu_seconds(pid: u32) -> f64 {
     (f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap()) / 100.0
 }
 
-fn pty_at(link: &std::path::Path) -> OwnedFd {
-    let pair = nix::pty::openpty(None, None).unwrap();
-    let slave_path = nix::unistd::ttyname(&pair.slave).unwrap();
-    let tmp = link.with_extension("tmp");
-    let _ = std::fs::remove_file(&tmp);
-    std::os::unix::fs::symlink(&slave_path, &tmp).unwrap();
-    std::fs::rename(&tmp, link).unwrap();
-    pair.master
-}
-
 #[test]
 fn serial_unplugged_and_replugged_20_times_records_every_frame_without_spinning() {
     let config = "data_dir = \"{dir}/data\"\nfsync_interval_s = 0.05\n[http]\nlisten = \"127.0.0.1:0\"\n[[link]]\nname = \"usb0\"\nserial = \"{dir}/ttyV0\"\n";
@@ -58,7 +47,7 @@ fn serial_unplugged_and_replugged_20_times_records_every_frame_without_spinning(
     let tty = d.dir.join("ttyV0");
     let mut sent = 0usize;
     for round in 0..20u8 {
-        let master = pty_at(&tty);
+        let master = common::pty_at(&tty);
         d.wait_for("link up", WAIT);
         for k in 0..5u8 {
             let f = hb(9, round.wrapping_mul(5).wrapping_add(k));

@@ -260,3 +260,15 @@ pub fn oracle(log: &std::path::Path) -> serde_json::Value {
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap()
 }
+
+/// A pty pair with `link` pointing at its slave, like socat's `link=`: the returned master is
+/// the far end of a serial cable. Dropping it unplugs the device.
+pub fn pty_at(link: &std::path::Path) -> std::os::fd::OwnedFd {
+    let pair = nix::pty::openpty(None, None).unwrap();
+    let slave_path = nix::unistd::ttyname(&pair.slave).unwrap();
+    let tmp = link.with_extension("tmp");
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(&slave_path, &tmp).unwrap();
+    std::fs::rename(&tmp, link).unwrap();
+    pair.master
+}

@@ -1,0 +1,176 @@
+//! What the daemon-level benchmarks share: the release daemon started with a fresh config and
+//! its addresses read from what it logs, its CPU and memory read from /proc, gap-alert latency
+//! read off its SSE stream, and its receive log counted.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+
+pub struct BenchDaemon {
+    pub child: Child,
+    pub dir: PathBuf,
+    pub udp: SocketAddr,
+    pub http: String,
+}
+
+impl BenchDaemon {
+    /// Starts the daemon with one UDP link `load` and `extra` appended to its config.
+    pub fn start(name: &str, extra: &str) -> BenchDaemon {
+        let dir =
+            std::env::temp_dir().join(format!("foxborne-bench-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("receiver.toml"),
+            format!(
+                "data_dir = \"{}/data\"\n[[link]]\nname = \"load\"\nudp = \"127.0.0.1:0\"\n[http]\nlisten = \"127.0.0.1:0\"\n{extra}",
+                dir.display()
+            ),
+        )
+        .unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_foxborne-receiver"))
+            .args(["run", "--config"])
+            .arg(dir.join("receiver.toml"))
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let (mut udp, mut http) = (None, None);
+        while udp.is_none() || http.is_none() {
+            let line = lines.next().expect("daemon exited").unwrap();
+            let local = line
+                .split("local=")
+                .nth(1)
+                .map(|s| s.split_whitespace().next().unwrap().to_string());
+            if line.contains("link=load") {
+                udp = local;
+            } else if line.contains("http listening") {
+                http = local;
+            }
+        }
+        std::thread::spawn(move || for _ in lines {});
+        BenchDaemon {
+            child,
+            dir,
+            udp: udp.unwrap().parse().unwrap(),
+            http: http.unwrap(),
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn signal(&self, sig: nix::sys::signal::Signal) {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid() as i32), sig).unwrap();
+    }
+
+    /// SIGTERM and wait: the daemon drains and fsyncs before it exits.
+    pub fn stop(&mut self) -> std::process::ExitStatus {
+        self.signal(nix::sys::signal::Signal::SIGTERM);
+        self.child.wait().unwrap()
+    }
+
+    /// Receive-log files in name (time) order.
+    pub fn receive_files(&self) -> Vec<PathBuf> {
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(self.dir.join("data/receive"))
+            .unwrap()
+            .map(|d| d.unwrap().path())
+            .filter(|d| d.is_dir())
+            .flat_map(|d| {
+                std::fs::read_dir(d)
+                    .unwrap()
+                    .map(|e| e.unwrap().path())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        paths.sort();
+        paths
+    }
+
+    pub fn receive_line_count(&self) -> u64 {
+        self.receive_files()
+            .iter()
+            .map(|p| {
+                std::fs::read(p)
+                    .unwrap()
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count() as u64
+            })
+            .sum()
+    }
+
+    /// Latency (ms) of each telemetry_gap `open` event: its arrival on SSE minus its deadline.
+    pub fn gap_alert_latencies(&self) -> mpsc::Receiver<f64> {
+        let mut sse = TcpStream::connect(&self.http).unwrap();
+        sse.write_all(b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(sse).lines().map_while(Result::ok) {
+                let Some(data) = line.strip_prefix("data: ") else {
+                    continue;
+                };
+                let v: serde_json::Value = serde_json::from_str(data).unwrap();
+                if v["kind"] == "telemetry_gap" && v["state"] == "open" {
+                    let deadline =
+                        foxborne_receiver::monitor::parse_utc_ns(v["utc"].as_str().unwrap())
+                            .unwrap();
+                    let _ = tx.send((utc_ns() - deadline) as f64 / 1e6);
+                }
+            }
+        });
+        rx
+    }
+}
+
+impl Drop for BenchDaemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+pub fn utc_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64
+}
+
+/// CPU seconds used (user + system), resident KiB, peak resident KiB of a process.
+pub fn proc_stat(pid: u32) -> (f64, u64, u64) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let kb = |key: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    ((ticks(11) + ticks(12)) / 100.0, kb("VmRSS:"), kb("VmHWM:"))
+}
+
+/// Nearest-rank quantile of sorted values.
+pub fn quantile(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
