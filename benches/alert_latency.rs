@@ -47,7 +47,7 @@ fn main() {
                 seq: seq[v],
             };
             // Heartbeats spread over the second so they do not all land in one tick.
-            if (n_tick + v as u64) % 100 == 0 {
+            if (n_tick + v as u64).is_multiple_of(100) {
                 socket
                     .send_to(&build::v2(h, 0, &build::heartbeat_payload(2, 3)), udp)
                     .unwrap();

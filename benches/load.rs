@@ -147,7 +147,7 @@ fn main() {
                     corrupted += 1;
                 }
             };
-            if (n + i as u64) % 100 == 0 {
+            if (n + i as u64).is_multiple_of(100) {
                 send(v, 0, &build::heartbeat_payload(2, 3));
                 let unix = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)

@@ -185,15 +185,19 @@ impl Pipeline {
                 self.sinks.events.emit(&Event::from(event));
             }
         }
-        for writer in [Some(&self.sinks.receive), self.sinks.tlog.as_ref()]
-            .into_iter()
-            .flatten()
+        for writer in [
+            Some(&self.sinks.receive),
+            self.sinks.tlog.as_ref(),
+            Some(&self.sinks.events.file),
+        ]
+        .into_iter()
+        .flatten()
         {
             if let Some(d) = writer.take_drops() {
                 tracing::error!(
                     stream = writer.name(),
                     count = d.lines,
-                    "receipts dropped: the disk did not keep up and the buffer is full"
+                    "records dropped: the disk did not keep up and the buffer is full"
                 );
                 let event = DroppedEvent {
                     utc: Utc(now),

@@ -71,10 +71,10 @@ impl Webhook {
 
     /// Queues one event (a JSON object). Never waits.
     pub fn offer(&self, json: Arc<str>) {
-        if self.tx.try_send(json).is_err() {
-            if self.stats.dropped.fetch_add(1, Ordering::Relaxed) == 0 {
-                tracing::warn!("webhook queue full: events not delivered to the webhook are counted (still in the events file)");
-            }
+        if self.tx.try_send(json).is_err()
+            && self.stats.dropped.fetch_add(1, Ordering::Relaxed) == 0
+        {
+            tracing::warn!("webhook queue full: events not delivered to the webhook are counted (still in the events file)");
         }
     }
 }
