@@ -8,7 +8,8 @@
 #   fuzz/run_short.sh SECONDS
 #
 # Environment: FOXBORNE_CORPUS (default ../shared/corpus beside the crate), CARGO_TARGET_DIR
-# (default fuzz/target), CARGO_LOCK (a file to flock(1) around cargo, for shared build hosts).
+# (default fuzz/target), CARGO_LOCK (a file to flock(1) around cargo, for shared build hosts),
+# FUZZ_FLAGS (more libFuzzer flags, after the script's own, e.g. `-jobs=2`).
 set -euo pipefail
 
 seconds=${1:?usage: fuzz/run_short.sh SECONDS}
@@ -54,9 +55,10 @@ for spec in "${targets[@]}"; do
   # shellcheck disable=SC2086 # the seed globs expand here
   cp $seeds "$work/$name/"
   rc=0
+  ran_from=$SECONDS
   "$target_dir/$host/release/$name" "$work/$name" \
     -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="fuzz/artifacts/$name/" \
+    -print_final_stats=1 -artifact_prefix="fuzz/artifacts/$name/" ${FUZZ_FLAGS:-} \
     >"$work/$name.log" 2>&1 || rc=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$name.log" | tail -n 1)
   rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$work/$name.log" | tail -n 1)
@@ -69,7 +71,7 @@ for spec in "${targets[@]}"; do
     result="FAILED (exit $rc) ${artifact:-no artifact}"
     tail -n 40 "$work/$name.log" >&2
   fi
-  echo "fuzz $name: ${runs:-?} runs in $seconds s, $inputs corpus inputs, peak RSS ${rss:-?} MB: $result"
+  echo "fuzz $name: ${runs:-?} runs in $((SECONDS - ran_from)) s, $inputs corpus inputs, peak RSS ${rss:-?} MB: $result"
 done
 echo "total: $((SECONDS - started)) s"
 exit "$failed"
