@@ -124,15 +124,19 @@ impl<'a> Iterator for TlogReader<'a, '_> {
         };
         let frame_start = offset + STAMP_LEN;
         let rest = &self.buf[frame_start..];
-        if self.plausible_stamp(stamp) && matches!(rest.first(), Some(&STX_V1) | Some(&STX_V2)) {
+        let plausible = self.plausible_stamp(stamp);
+        if matches!(rest.first(), Some(&STX_V1) | Some(&STX_V2)) {
             match DatagramScanner::new(rest, self.keys).next() {
+                // A valid frame where a record is due is kept whatever its timestamp: the ground
+                // station's clock may jump (set by NTP or GPS after start). The time window only
+                // guards resynchronisation and bad frames.
                 Some(ScanItem::Frame(frame)) => {
                     self.pos = frame_start + frame.bytes.len();
                     self.last_good_us = Some(stamp);
                     return Some(self.record(offset, stamp, ScanItem::Frame(frame)));
                 }
                 // The frame claims more bytes than the file has left: the last record was cut.
-                Some(ScanItem::Reject(r)) if r.reason == RejectReason::Truncated => {
+                Some(ScanItem::Reject(r)) if plausible && r.reason == RejectReason::Truncated => {
                     self.pos = self.buf.len();
                     return Some(self.record(
                         offset,
@@ -140,7 +144,7 @@ impl<'a> Iterator for TlogReader<'a, '_> {
                         reject(RejectReason::Truncated, self.pos - offset),
                     ));
                 }
-                Some(ScanItem::Reject(r)) if r.reason != RejectReason::Junk => {
+                Some(ScanItem::Reject(r)) if plausible && r.reason != RejectReason::Junk => {
                     // A whole frame with a bad CRC or an unknown id: the writer logged it whole,
                     // so the next record starts after the length its header claims, if a
                     // record is there; otherwise resynchronise.
@@ -172,5 +176,62 @@ fn claimed_frame_len(frame: &[u8]) -> Option<usize> {
             Some(10 + *frame.get(1)? as usize + 2 + if signed { 13 } else { 0 })
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mavlink::build::{self, Header};
+
+    fn heartbeat(seq: u8) -> Vec<u8> {
+        let header = Header {
+            sysid: 1,
+            compid: 1,
+            seq,
+        };
+        build::v2(header, 0, &build::heartbeat_payload(2, 3))
+    }
+
+    /// Found by the property test `a_clean_tlog_reads_back_every_record`: a ground-station clock
+    /// that jumps by more than the resync window (here from the epoch to 2026, as when NTP sets
+    /// it after start) made every later record junk, losing the rest of the file.
+    #[test]
+    fn a_clock_jump_between_records_loses_nothing() {
+        let stamps = [0u64, 1_790_000_000_000_000, 1_790_000_001_000_000, 4];
+        let mut bytes = Vec::new();
+        for (seq, stamp) in stamps.iter().enumerate() {
+            bytes.extend_from_slice(&stamp.to_be_bytes());
+            bytes.extend_from_slice(&heartbeat(seq as u8));
+        }
+        let keys = SigningKeys::default();
+        let read: Vec<(u64, u8)> = TlogReader::new(&bytes, &keys)
+            .map(|r| match r.item {
+                ScanItem::Frame(f) => (r.utc_us, f.seq),
+                ScanItem::Reject(rej) => panic!("reject {rej:?} at byte {}", r.offset),
+            })
+            .collect();
+        assert_eq!(read, vec![(0, 0), (stamps[1], 1), (stamps[2], 2), (4, 3)]);
+    }
+
+    #[test]
+    fn resynchronising_still_needs_a_plausible_time() {
+        let mut bytes = Vec::new();
+        let good = 1_790_000_000_000_000u64;
+        bytes.extend_from_slice(&good.to_be_bytes());
+        bytes.extend_from_slice(&heartbeat(0));
+        bytes.extend_from_slice(b"junk!");
+        // A valid frame behind a far-off time inside the junk is not a record to resync on.
+        bytes.extend_from_slice(&7u64.to_be_bytes());
+        bytes.extend_from_slice(&heartbeat(1));
+        let resync_at = bytes.len();
+        bytes.extend_from_slice(&(good + 1000).to_be_bytes());
+        bytes.extend_from_slice(&heartbeat(2));
+        let keys = SigningKeys::default();
+        let records: Vec<TlogRecord> = TlogReader::new(&bytes, &keys).collect();
+        assert_eq!(records.len(), 3);
+        assert!(matches!(records[1].item, ScanItem::Reject(r) if r.reason == RejectReason::Junk));
+        assert_eq!(records[2].offset, resync_at);
+        assert!(matches!(records[2].item, ScanItem::Frame(f) if f.seq == 2));
     }
 }
