@@ -20,7 +20,7 @@ use crate::monitor::{ClockWatch, Event, GapConfig, LatencyConfig, ReceiverEvent,
 use crate::recorder::{Recorder, RecorderSettings};
 use crate::sink::rotating::Framing;
 use crate::sink::webhook::{Endpoint, Webhook};
-use crate::sink::{spawn_writer, RotatingFile};
+use crate::sink::{spawn_writer, RotatingFile, WriterHandle};
 use anyhow::Context;
 use events::EventSink;
 use pipeline::{LinkStatus, Pipeline, Sinks};
@@ -34,12 +34,6 @@ use tokio::sync::{mpsc, watch, Notify};
 const INPUT_QUEUE: usize = 8192;
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
-    let receive_dir = config.data_dir.join("receive");
-    std::fs::create_dir_all(&receive_dir)
-        .with_context(|| format!("cannot create {}", receive_dir.display()))?;
-    let events_dir = config.data_dir.join("events");
-    std::fs::create_dir_all(&events_dir)
-        .with_context(|| format!("cannot create {}", events_dir.display()))?;
     let started_utc_ns = clock::utc_ns();
 
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
@@ -108,52 +102,28 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     ));
 
     let fsync = Duration::from_secs_f64(config.fsync_interval_s);
-    let receive = spawn_writer(
-        "receive",
-        RotatingFile::new(
-            &receive_dir,
-            "receive",
-            "jsonl",
-            config.rotate_size_bytes,
-            Framing::Lines,
-        ),
-        fsync,
-        config.buffer_bytes,
-        clock::utc_ns,
-    )?;
+    // One rotating file set under <data_dir>/<folder>, with its own writer thread.
+    let open_stream =
+        |folder: &str, prefix: &str, ext: &str, framing: Framing| -> anyhow::Result<WriterHandle> {
+            let dir = config.data_dir.join(folder);
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            let file = RotatingFile::new(&dir, prefix, ext, config.rotate_size_bytes, framing);
+            Ok(spawn_writer(
+                folder,
+                file,
+                fsync,
+                config.buffer_bytes,
+                clock::utc_ns,
+            )?)
+        };
+    let receive = open_stream("receive", "receive", "jsonl", Framing::Lines)?;
     let tlog = if config.tlog {
-        let dir = config.data_dir.join("tlog");
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        Some(spawn_writer(
-            "tlog",
-            RotatingFile::new(
-                &dir,
-                "receive",
-                "tlog",
-                config.rotate_size_bytes,
-                Framing::Whole,
-            ),
-            fsync,
-            config.buffer_bytes,
-            clock::utc_ns,
-        )?)
+        Some(open_stream("tlog", "receive", "tlog", Framing::Whole)?)
     } else {
         None
     };
-    let events_file = spawn_writer(
-        "events",
-        RotatingFile::new(
-            &events_dir,
-            "events",
-            "jsonl",
-            config.rotate_size_bytes,
-            Framing::Lines,
-        ),
-        fsync,
-        config.buffer_bytes,
-        clock::utc_ns,
-    )?;
+    let events_file = open_stream("events", "events", "jsonl", Framing::Lines)?;
     let webhook = config.webhook_url.as_deref().map(|url| {
         let endpoint = Endpoint::parse(url).expect("validated in config");
         Webhook::spawn(endpoint, config.webhook_queue)

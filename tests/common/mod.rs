@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+pub mod mutate;
+
 /// Valid frames pymavlink does not return, which we do: (file, message, sysid:compid).
 ///
 /// olivieri_20211208-151717 at byte 167,911: a record whose frame was cut after 17 of its 40
