@@ -76,19 +76,22 @@ struct Vehicle {
 impl Vehicle {
     /// A frame of the given kind; `variant` picks v1/v2/signed and corruption deterministically.
     fn frame(&mut self, msgid: u32, payload: &[u8], variant: u64) -> (Vec<u8>, bool) {
+        // Mixed, not `variant % n`: with a fixed number of frames per second a plain modulus would
+        // pick the same vehicle's heartbeat every second (e.g. always corrupted, so never heard).
+        let mix = variant.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
         let h = Header {
             sysid: self.sysid,
             compid: 1,
             seq: self.seq,
         };
         self.seq = self.seq.wrapping_add(1);
-        let mut f = match variant % 10 {
+        let mut f = match mix % 10 {
             0..=2 => build::v1(h, msgid as u8, payload),
             3 => build::v2_signed(h, msgid, payload, &self.key, 1, variant),
             _ => build::v2(h, msgid, payload),
         };
         // One frame in 50 is corrupted on purpose: a payload bit flipped, so its CRC fails.
-        let corrupt = variant % 50 == 7;
+        let corrupt = mix % 50 == 7;
         if corrupt {
             let i = f.len() - 3;
             f[i] ^= 0x40;

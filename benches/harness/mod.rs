@@ -132,7 +132,11 @@ impl Drop for BenchDaemon {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if std::env::var_os("FOXBORNE_BENCH_KEEP").is_some() {
+            eprintln!("kept {}", self.dir.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
 }
 
