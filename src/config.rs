@@ -100,13 +100,22 @@ struct RawLink {
     flow_control: Option<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSigning {
     #[serde(default)]
     keys: Vec<String>,
     #[serde(default = "default_true")]
     reject_bad: bool,
+}
+
+impl Default for RawSigning {
+    fn default() -> Self {
+        Self {
+            keys: Vec::new(),
+            reject_bad: default_true(),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]

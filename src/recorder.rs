@@ -128,6 +128,11 @@ pub struct RecorderSettings {
 pub struct Recorder {
     links: Vec<LinkState>,
     keys: SigningKeys,
+    receipts: ReceiptWriter,
+}
+
+/// What every receipt goes through, whichever link and scanner it came from.
+struct ReceiptWriter {
     options: LineOptions,
     capture_tlog: bool,
     clock: UtcMillis,
@@ -148,13 +153,15 @@ impl Recorder {
                 })
                 .collect(),
             keys: SigningKeys::new(settings.signing_keys, settings.reject_bad_signatures),
-            options: LineOptions {
-                fields_for: settings.fields_for,
-                signatures_checked,
+            receipts: ReceiptWriter {
+                options: LineOptions {
+                    fields_for: settings.fields_for,
+                    signatures_checked,
+                },
+                capture_tlog: settings.capture_tlog,
+                clock: UtcMillis::default(),
+                sequences: SequenceTracker::new(),
             },
-            capture_tlog: settings.capture_tlog,
-            clock: UtcMillis::default(),
-            sequences: SequenceTracker::new(),
         }
     }
 
@@ -167,7 +174,7 @@ impl Recorder {
     }
 
     pub fn sequences(&self) -> &SequenceTracker {
-        &self.sequences
+        &self.receipts.sequences
     }
 
     /// One UDP datagram: scanned on its own.
@@ -189,17 +196,8 @@ impl Recorder {
             src_json,
         };
         for item in DatagramScanner::new(bytes, &self.keys) {
-            record_item(
-                link,
-                item,
-                &arrival,
-                &mut state.counters,
-                &mut self.sequences,
-                &mut self.clock,
-                &self.options,
-                self.capture_tlog,
-                out,
-            );
+            self.receipts
+                .record(link, item, &arrival, &mut state.counters, out);
         }
     }
 
@@ -242,58 +240,53 @@ impl Recorder {
             src_json,
         };
         while let Some(item) = state.scanner.next_item(&self.keys) {
-            record_item(
-                link,
-                item,
-                &arrival,
-                &mut state.counters,
-                &mut self.sequences,
-                &mut self.clock,
-                &self.options,
-                self.capture_tlog,
-                out,
-            );
+            self.receipts
+                .record(link, item, &arrival, &mut state.counters, out);
         }
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn record_item(
-    link: u16,
-    item: ScanItem<'_>,
-    arrival: &Arrival<'_>,
-    counters: &mut LinkCounters,
-    sequences: &mut SequenceTracker,
-    clock: &mut UtcMillis,
-    options: &LineOptions,
-    capture_tlog: bool,
-    out: &mut Output,
-) {
-    match item {
-        ScanItem::Reject(reject) => {
-            counters.rejects[reason_index(reject.reason)] += 1;
-            counters.bytes_skipped += reject.bytes as u64;
-        }
-        ScanItem::Frame(frame) => {
-            counters.receipts += 1;
-            match sequences.observe(link, frame.sysid, frame.compid, frame.seq) {
-                SeqOutcome::Lost(n) => counters.seq_lost += n as u64,
-                SeqOutcome::Duplicate => counters.seq_duplicates += 1,
-                SeqOutcome::OutOfOrder => {
-                    counters.seq_out_of_order += 1;
-                    counters.seq_lost = counters.seq_lost.saturating_sub(1);
+impl ReceiptWriter {
+    fn record(
+        &mut self,
+        link: u16,
+        item: ScanItem<'_>,
+        arrival: &Arrival<'_>,
+        counters: &mut LinkCounters,
+        out: &mut Output,
+    ) {
+        let (sequences, clock, options, capture_tlog) = (
+            &mut self.sequences,
+            &mut self.clock,
+            &self.options,
+            self.capture_tlog,
+        );
+        match item {
+            ScanItem::Reject(reject) => {
+                counters.rejects[reason_index(reject.reason)] += 1;
+                counters.bytes_skipped += reject.bytes as u64;
+            }
+            ScanItem::Frame(frame) => {
+                counters.receipts += 1;
+                match sequences.observe(link, frame.sysid, frame.compid, frame.seq) {
+                    SeqOutcome::Lost(n) => counters.seq_lost += n as u64,
+                    SeqOutcome::Duplicate => counters.seq_duplicates += 1,
+                    SeqOutcome::OutOfOrder => {
+                        counters.seq_out_of_order += 1;
+                        counters.seq_lost = counters.seq_lost.saturating_sub(1);
+                    }
+                    SeqOutcome::First | SeqOutcome::InOrder => {}
                 }
-                SeqOutcome::First | SeqOutcome::InOrder => {}
+                let batch = out.batch_for(arrival.utc_ns);
+                batch.receipts += 1;
+                batch.last_utc_ns = arrival.utc_ns;
+                receipt::write_line(&mut batch.jsonl, clock, arrival, &frame, options);
+                if capture_tlog {
+                    write_tlog_record(&mut batch.tlog, arrival.utc_ns, &frame);
+                }
+                observe(link, &frame, arrival.utc_ns, &mut out.observations);
+                out.messages.push((link, frame.sysid, frame.name));
             }
-            let batch = out.batch_for(arrival.utc_ns);
-            batch.receipts += 1;
-            batch.last_utc_ns = arrival.utc_ns;
-            receipt::write_line(&mut batch.jsonl, clock, arrival, &frame, options);
-            if capture_tlog {
-                write_tlog_record(&mut batch.tlog, arrival.utc_ns, &frame);
-            }
-            observe(link, &frame, arrival.utc_ns, &mut out.observations);
-            out.messages.push((link, frame.sysid, frame.name));
         }
     }
 }

@@ -122,6 +122,23 @@ fn heartbeats(
     })
 }
 
+fn refusing_port() -> (std::os::fd::OwnedFd, std::net::SocketAddr) {
+    use nix::sys::socket::{
+        bind, getsockname, socket, AddressFamily, SockFlag, SockType, SockaddrIn,
+    };
+    use std::os::fd::AsRawFd;
+    let fd = socket(
+        AddressFamily::Inet,
+        SockType::Stream,
+        SockFlag::empty(),
+        None,
+    )
+    .unwrap();
+    bind(fd.as_raw_fd(), &SockaddrIn::new(127, 0, 0, 1, 0)).unwrap();
+    let addr: SockaddrIn = getsockname(fd.as_raw_fd()).unwrap();
+    (fd, std::net::SocketAddr::V4(addr.into()))
+}
+
 fn get(addr: &str, path: &str) -> String {
     let mut stream = TcpStream::connect(addr).unwrap();
     write!(stream, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
@@ -271,10 +288,9 @@ fn a_quiet_vehicle_is_alerted_live_on_every_channel_and_analyze_agrees() {
 
 #[test]
 fn a_webhook_that_refuses_connections_does_not_delay_the_events_file() {
-    let refused = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    // A port that is bound but not listening refuses connections, and stays ours for the whole
+    // test (a closed listener's port could be handed to another test's server meanwhile).
+    let (_reserved, refused) = refusing_port();
     let config = format!(
         "data_dir = \"{{dir}}/data\"\nfsync_interval_s = 0.05\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n[gap]\nthreshold_s = 1.0\n[http]\nlisten = \"127.0.0.1:0\"\n[webhook]\nurl = \"http://{refused}/alerts\"\nqueue = 4\n"
     );
