@@ -11,6 +11,9 @@ use anyhow::{bail, Context};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// Rejected records named one by one per file; past this only their count is given.
+const MAX_REJECTS_SHOWN: u64 = 20;
+
 pub fn convert(
     files: &[PathBuf],
     link: Option<&str>,

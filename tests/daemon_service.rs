@@ -58,7 +58,7 @@ fn notify_protocol_ready_status_watchdog_and_stopping() {
     assert_eq!(wait_message(&socket, "READY=1").trim_end(), "READY=1");
     let status = wait_message(&socket, "STATUS=");
     assert!(
-        status.starts_with("STATUS=links up 1/1, vehicles heard 0, open gaps 0"),
+        status.starts_with("STATUS=links up 1/1, vehicles heard 0, open gaps "),
         "{status}"
     );
     wait_message(&socket, "WATCHDOG=1");
