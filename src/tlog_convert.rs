@@ -71,15 +71,24 @@ pub fn convert(
                 }
                 ScanItem::Reject(r) => {
                     rejects += 1;
-                    eprintln!(
-                        "{}: byte {}: {} ({} bytes), not a receipt",
-                        file.display(),
-                        record.offset,
-                        r.reason.as_str(),
-                        r.bytes
-                    );
+                    if rejects <= MAX_REJECTS_SHOWN {
+                        eprintln!(
+                            "{}: byte {}: {} ({} bytes), not a receipt",
+                            file.display(),
+                            record.offset,
+                            r.reason.as_str(),
+                            r.bytes
+                        );
+                    }
                 }
             }
+        }
+        if rejects > MAX_REJECTS_SHOWN {
+            eprintln!(
+                "{}: ... {} more rejected records not listed",
+                file.display(),
+                rejects - MAX_REJECTS_SHOWN
+            );
         }
         eprintln!(
             "{}: {receipts} receipts, {rejects} rejected records",

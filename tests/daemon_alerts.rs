@@ -16,17 +16,6 @@ use std::time::{Duration, Instant};
 const WAIT: Duration = Duration::from_secs(15);
 const QUIET: Duration = Duration::from_secs(5);
 
-fn http_addr(d: &mut Daemon) -> String {
-    let line = d.wait_for("http listening", WAIT);
-    line.split("local=")
-        .nth(1)
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_string()
-}
-
 /// Reads the SSE stream into a channel of event JSON values.
 fn sse_client(addr: &str) -> mpsc::Receiver<serde_json::Value> {
     let mut stream = TcpStream::connect(addr).unwrap();
@@ -184,7 +173,7 @@ fn a_quiet_vehicle_is_alerted_live_on_every_channel_and_analyze_agrees() {
     );
     let mut d = Daemon::start("alerts", &config);
     let udp = d.udp_addr("radio1");
-    let http = http_addr(&mut d);
+    let http = d.http_addr();
     d.wait_for("receiver started", WAIT);
     let sse = sse_client(&http);
     let (quiet, stop) = (
@@ -296,7 +285,7 @@ fn a_webhook_that_refuses_connections_does_not_delay_the_events_file() {
     );
     let mut d = Daemon::start("deadhook", &config);
     let udp = d.udp_addr("radio1");
-    let http = http_addr(&mut d);
+    let http = d.http_addr();
     d.wait_for("receiver started", WAIT);
     let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
     // Ten vehicles heard once each: ten gaps open 1 s later, with the webhook queue (4) full.

@@ -104,15 +104,7 @@ fn notify_protocol_ready_status_watchdog_and_stopping() {
 fn status_prints_vehicles_and_links_of_a_running_daemon() {
     let mut d = Daemon::start("status", base_config());
     let udp = d.udp_addr("radio1");
-    let line = d.wait_for("http listening", WAIT);
-    let http = line
-        .split("local=")
-        .nth(1)
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_string();
+    let http = d.http_addr();
     let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     for seq in [0u8, 1, 5] {
         tx.send_to(

@@ -129,15 +129,7 @@ fn a_full_disk_buffers_receipts_keeps_alerting_and_counts_drops_exactly() {
     let config = "data_dir = \"{dir}/data\"\nfsync_interval_s = 0.05\nbuffer_mb = 1\n[http]\nlisten = \"127.0.0.1:0\"\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n[gap]\nthreshold_s = 1.0\n";
     let mut d = Daemon::start("diskfull", config);
     let udp = d.udp_addr("radio1");
-    let line = d.wait_for("http listening", WAIT);
-    let http = line
-        .split("local=")
-        .nth(1)
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_string();
+    let http = d.http_addr();
     d.wait_for("receiver started", WAIT);
     let mut sse = TcpStream::connect(&http).unwrap();
     sse.write_all(b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n")

@@ -10,6 +10,58 @@ use std::io::Read;
 /// Bytes the `Read` adapter asks for at once.
 const READ_CHUNK: usize = 256 * 1024;
 
+/// What a reader does next after one decoder step: the part both readers share, so they
+/// cannot disagree on what a step means.
+enum Flow {
+    Continue,
+    NeedMore(usize),
+    End,
+    Error(ReadError),
+    Message(usize),
+}
+
+/// Moves the reader's `cursor` past what the step consumed and marks it `done` where the
+/// step ends the log.
+fn follow(advance: Advance, cursor: &mut usize, done: &mut bool) -> Flow {
+    match advance {
+        Advance::Consumed(n) => {
+            *cursor += n;
+            Flow::Continue
+        }
+        Advance::NeedMore(n) => Flow::NeedMore(n),
+        Advance::Finished => {
+            *done = true;
+            Flow::End
+        }
+        Advance::Fatal(e) => {
+            *done = true;
+            Flow::Error(e)
+        }
+        Advance::Skipped(e, n) => {
+            *cursor += n;
+            Flow::Error(e)
+        }
+        Advance::Message(n) => Flow::Message(n),
+    }
+}
+
+/// Decodes the `n`-byte message at `cursor` in `buf` and moves past it; a fatal error ends the log.
+fn decode_at<'a>(
+    decoder: &'a mut Decoder,
+    buf: &'a [u8],
+    cursor: &mut usize,
+    n: usize,
+    done: &mut bool,
+) -> Result<Located<'a>, ReadError> {
+    let start = *cursor;
+    *cursor += n;
+    let result = decoder.decode(&buf[start..start + n]);
+    if matches!(&result, Err(e) if e.is_fatal()) {
+        *done = true;
+    }
+    result
+}
+
 /// Reads records from a byte slice that holds the whole file.
 pub struct SliceReader<'d> {
     data: &'d [u8],
@@ -39,28 +91,23 @@ impl<'d> SliceReader<'d> {
             if self.done {
                 return None;
             }
-            match self.decoder.advance(&self.data[self.pos..], true) {
-                Advance::Consumed(n) => self.pos += n,
-                Advance::NeedMore(_) | Advance::Finished => {
+            let advance = self.decoder.advance(&self.data[self.pos..], true);
+            match follow(advance, &mut self.pos, &mut self.done) {
+                Flow::Continue => {}
+                // With the whole file given, wanting more bytes is the end.
+                Flow::NeedMore(_) | Flow::End => {
                     self.done = true;
                     return None;
                 }
-                Advance::Fatal(e) => {
-                    self.done = true;
-                    return Some(Err(e));
-                }
-                Advance::Skipped(e, n) => {
-                    self.pos += n;
-                    return Some(Err(e));
-                }
-                Advance::Message(n) => {
-                    let start = self.pos;
-                    self.pos += n;
-                    let result = self.decoder.decode(&self.data[start..start + n]);
-                    if matches!(&result, Err(e) if e.is_fatal()) {
-                        self.done = true;
-                    }
-                    return Some(result);
+                Flow::Error(e) => return Some(Err(e)),
+                Flow::Message(n) => {
+                    return Some(decode_at(
+                        &mut self.decoder,
+                        self.data,
+                        &mut self.pos,
+                        n,
+                        &mut self.done,
+                    ))
                 }
             }
         }
@@ -113,11 +160,12 @@ impl<R: Read> StreamReader<R> {
             if self.done {
                 return None;
             }
-            match self
+            let advance = self
                 .decoder
-                .advance(&self.buf[self.start..self.end], self.eof)
-            {
-                Advance::NeedMore(n) => {
+                .advance(&self.buf[self.start..self.end], self.eof);
+            match follow(advance, &mut self.start, &mut self.done) {
+                Flow::Continue => {}
+                Flow::NeedMore(n) => {
                     if let Err(source) = self.fill(n) {
                         self.done = true;
                         return Some(Err(ReadError::Io {
@@ -126,27 +174,16 @@ impl<R: Read> StreamReader<R> {
                         }));
                     }
                 }
-                Advance::Consumed(n) => self.start += n,
-                Advance::Finished => {
-                    self.done = true;
-                    return None;
-                }
-                Advance::Fatal(e) => {
-                    self.done = true;
-                    return Some(Err(e));
-                }
-                Advance::Skipped(e, n) => {
-                    self.start += n;
-                    return Some(Err(e));
-                }
-                Advance::Message(n) => {
-                    let start = self.start;
-                    self.start += n;
-                    let result = self.decoder.decode(&self.buf[start..start + n]);
-                    if matches!(&result, Err(e) if e.is_fatal()) {
-                        self.done = true;
-                    }
-                    return Some(result);
+                Flow::End => return None,
+                Flow::Error(e) => return Some(Err(e)),
+                Flow::Message(n) => {
+                    return Some(decode_at(
+                        &mut self.decoder,
+                        &self.buf,
+                        &mut self.start,
+                        n,
+                        &mut self.done,
+                    ))
                 }
             }
         }

@@ -136,6 +136,13 @@ impl Daemon {
         self.seen.iter().any(|l| l.contains(needle))
     }
 
+    /// The local HTTP port's address (from its `http listening` line).
+    pub fn http_addr(&mut self) -> String {
+        let line = self.wait_for("http listening", Duration::from_secs(10));
+        let local = line.split("local=").nth(1).expect("local= in the line");
+        local.split_whitespace().next().unwrap().to_string()
+    }
+
     /// The UDP address a link bound (from its `listening` line).
     pub fn udp_addr(&mut self, link: &str) -> std::net::SocketAddr {
         let line = self.wait_for(&format!("link={link} local="), Duration::from_secs(10));
