@@ -4,8 +4,8 @@
 //!
 //! cargo bench --bench decode_write
 
-use foxborne_receiver::mavlink::signing::SigningKeys;
-use foxborne_receiver::mavlink::ScanItem;
+use foxborne_receiver::wire::signing::SigningKeys;
+use foxborne_receiver::wire::ScanItem;
 use foxborne_receiver::recorder::{Output, Recorder, RecorderSettings};
 use foxborne_receiver::sink::rotating::Framing;
 use foxborne_receiver::sink::RotatingFile;

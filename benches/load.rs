@@ -14,7 +14,7 @@
 #[path = "harness/mod.rs"]
 mod harness;
 
-use foxborne_receiver::mavlink::build::{self, Header};
+use foxborne_receiver::wire::build::{self, Header};
 use std::collections::HashSet;
 use std::net::UdpSocket;
 use std::time::{Duration, Instant};

@@ -8,7 +8,7 @@
 #[path = "harness/mod.rs"]
 mod harness;
 
-use foxborne_receiver::mavlink::build::{self, Header};
+use foxborne_receiver::wire::build::{self, Header};
 use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,5 @@
-use foxborne_receiver::mavlink::signing::SigningKeys;
-use foxborne_receiver::mavlink::ScanItem;
+use foxborne_receiver::wire::signing::SigningKeys;
+use foxborne_receiver::wire::ScanItem;
 use foxborne_receiver::tlog::TlogReader;
 fn main() {
     let path = std::env::args().nth(1).unwrap();

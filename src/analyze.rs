@@ -5,9 +5,9 @@
 //! been, and at the end at the last receipt's time, so a gap still open there is reported open.
 
 use crate::config::Config;
-use crate::mavlink::fields::{HEARTBEAT, SYSTEM_TIME};
-use crate::mavlink::signing::SigningKeys;
-use crate::mavlink::{fields, ScanItem};
+use crate::wire::fields::{HEARTBEAT, SYSTEM_TIME};
+use crate::wire::signing::SigningKeys;
+use crate::wire::{fields, ScanItem};
 use crate::monitor::{Event, GapConfig, LatencyConfig, Watch};
 use crate::receipt::ReceiptRecord;
 use crate::recorder::Observation;

@@ -1,8 +1,8 @@
 //! The TOML config: parsed, validated, and turned into the settings the daemon runs with.
 //! Every error names the file and the key (and the line, where the TOML parser knows it).
 
-use crate::mavlink::dialect;
-use crate::mavlink::signing::parse_key_hex;
+use crate::wire::dialect;
+use crate::wire::signing::parse_key_hex;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};

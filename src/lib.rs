@@ -10,7 +10,7 @@ pub mod config;
 pub mod daemon;
 pub mod http;
 pub mod logging;
-pub mod mavlink;
+pub mod wire;
 pub mod monitor;
 pub mod receipt;
 pub mod recorder;

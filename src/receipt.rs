@@ -3,9 +3,9 @@
 //! Writing is hand-rolled (one pass into a byte buffer) because it runs once per frame; reading a
 //! line back goes through serde.
 
-use crate::mavlink::fields;
-use crate::mavlink::signing::Signature;
-use crate::mavlink::Frame;
+use crate::wire::fields;
+use crate::wire::signing::Signature;
+use crate::wire::Frame;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use std::io::Write;
@@ -151,8 +151,8 @@ pub const REQUIRED_KEYS: [&str; 9] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mavlink::signing::SigningKeys;
-    use crate::mavlink::{DatagramScanner, ScanItem};
+    use crate::wire::signing::SigningKeys;
+    use crate::wire::{DatagramScanner, ScanItem};
 
     fn heartbeat_v2() -> Vec<u8> {
         // sysid 4, compid 1, seq 17, HEARTBEAT quadrotor/ardupilot.

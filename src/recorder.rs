@@ -2,11 +2,11 @@
 //! sequence statistics and the receipts the monitors need out. Pure: arrival times come in with
 //! the bytes, and output goes into buffers the caller writes.
 
-use crate::mavlink::fields::{self, HEARTBEAT, SYSTEM_TIME};
-use crate::mavlink::scanner::{DatagramScanner, RejectReason, ScanItem, StreamScanner};
-use crate::mavlink::sequence::{SeqOutcome, SequenceTracker};
-use crate::mavlink::signing::SigningKeys;
-use crate::mavlink::Frame;
+use crate::wire::fields::{self, HEARTBEAT, SYSTEM_TIME};
+use crate::wire::scanner::{DatagramScanner, RejectReason, ScanItem, StreamScanner};
+use crate::wire::sequence::{SeqOutcome, SequenceTracker};
+use crate::wire::signing::SigningKeys;
+use crate::wire::Frame;
 use crate::receipt::{self, Arrival, LineOptions, UtcMillis};
 
 pub const NANOS_PER_DAY: i64 = 86_400 * 1_000_000_000;
@@ -326,7 +326,7 @@ fn observe(link: u16, frame: &Frame<'_>, utc_ns: i64, observations: &mut Vec<Obs
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mavlink::build::{self, Header};
+    use crate::wire::build::{self, Header};
     use crate::receipt::ReceiptRecord;
 
     fn hb(sysid: u8, seq: u8) -> Vec<u8> {

@@ -10,9 +10,9 @@
 //! reader resynchronises on the next position that holds a timestamp near the last good one
 //! followed by a valid frame, and reports the bytes in between as one reject.
 
-use crate::mavlink::scanner::{STX_V1, STX_V2};
-use crate::mavlink::signing::SigningKeys;
-use crate::mavlink::{DatagramScanner, Frame, Reject, RejectReason, ScanItem};
+use crate::wire::scanner::{STX_V1, STX_V2};
+use crate::wire::signing::SigningKeys;
+use crate::wire::{DatagramScanner, Frame, Reject, RejectReason, ScanItem};
 
 const STAMP_LEN: usize = 8;
 /// How far from the last good timestamp a candidate record may be when resynchronising. Real
@@ -182,7 +182,7 @@ fn claimed_frame_len(frame: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mavlink::build::{self, Header};
+    use crate::wire::build::{self, Header};
 
     fn heartbeat(seq: u8) -> Vec<u8> {
         let header = Header {

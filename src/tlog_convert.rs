@@ -2,9 +2,9 @@
 //! The record stamp becomes `recv_utc` (with pymavlink's two link bits cleared), `mono_ns` is
 //! null, and rejects are summarised on stderr with their byte offsets.
 
-use crate::mavlink::dialect;
-use crate::mavlink::signing::SigningKeys;
-use crate::mavlink::ScanItem;
+use crate::wire::dialect;
+use crate::wire::signing::SigningKeys;
+use crate::wire::ScanItem;
 use crate::receipt::{self, Arrival, LineOptions, UtcMillis};
 use crate::tlog::TlogReader;
 use anyhow::{bail, Context};

@@ -3,8 +3,8 @@
 
 mod common;
 
-use foxborne_receiver::mavlink::signing::SigningKeys;
-use foxborne_receiver::mavlink::{RejectReason, ScanItem, StreamScanner, Version};
+use foxborne_receiver::wire::signing::SigningKeys;
+use foxborne_receiver::wire::{RejectReason, ScanItem, StreamScanner, Version};
 use foxborne_receiver::tlog::TlogReader;
 use std::collections::BTreeMap;
 

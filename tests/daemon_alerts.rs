@@ -6,7 +6,7 @@
 mod common;
 
 use common::{eventually, Daemon};
-use foxborne_receiver::mavlink::build::{self, Header};
+use foxborne_receiver::wire::build::{self, Header};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{eventually, Daemon};
-use foxborne_receiver::mavlink::build::{self, Header};
+use foxborne_receiver::wire::build::{self, Header};
 use nix::sys::signal::Signal;
 use std::net::UdpSocket;
 use std::os::fd::OwnedFd;

@@ -5,7 +5,7 @@
 mod common;
 
 use common::Daemon;
-use foxborne_receiver::mavlink::build::{self, Header};
+use foxborne_receiver::wire::build::{self, Header};
 use std::os::unix::net::UnixDatagram;
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -265,7 +265,7 @@ impl Pipeline {
             {
                 continue;
             }
-            let counts: std::collections::BTreeMap<String, u64> = crate::mavlink::RejectReason::ALL
+            let counts: std::collections::BTreeMap<String, u64> = crate::wire::RejectReason::ALL
                 .iter()
                 .enumerate()
                 .filter(|(k, _)| counters.rejects[*k] > status.reported_rejects[*k])

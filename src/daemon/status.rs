@@ -2,7 +2,7 @@
 //! `/metrics` Prometheus text. Built from the pipeline's state on its housekeeping tick.
 
 use super::pipeline::Pipeline;
-use crate::mavlink::RejectReason;
+use crate::wire::RejectReason;
 use crate::monitor::format_utc_ms;
 use serde_json::json;
 use std::collections::BTreeMap;

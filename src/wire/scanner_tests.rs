@@ -1,8 +1,8 @@
 //! Scanner tests with frames built by hand: chunking, resync, and every kind of reject.
 
 use super::*;
-use crate::mavlink::build::{self, Header};
-use crate::mavlink::signing::SigningKeys;
+use crate::wire::build::{self, Header};
+use crate::wire::signing::SigningKeys;
 
 fn hdr(sysid: u8, seq: u8) -> Header {
     Header {

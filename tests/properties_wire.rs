@@ -1,14 +1,14 @@
 //! Property tests for the MAVLink frame scanner and the `.tlog` reader (issue 6): arbitrary and
 //! mutated input never panics, every input byte is accounted for exactly once, chunking a stream
-//! never changes what it yields, and frames built with `mavlink::build` come back out of junk.
+//! never changes what it yields, and frames built with `wire::build` come back out of junk.
 //! The ULog reader's properties live in `tests/ulog_properties.rs`.
 
 mod common;
 
-use foxborne_receiver::mavlink::build::{self, Header};
-use foxborne_receiver::mavlink::dialect;
-use foxborne_receiver::mavlink::signing::{Signature, SigningKeys};
-use foxborne_receiver::mavlink::{DatagramScanner, RejectReason, ScanItem, StreamScanner, Version};
+use foxborne_receiver::wire::build::{self, Header};
+use foxborne_receiver::wire::dialect;
+use foxborne_receiver::wire::signing::{Signature, SigningKeys};
+use foxborne_receiver::wire::{DatagramScanner, RejectReason, ScanItem, StreamScanner, Version};
 use foxborne_receiver::tlog::TlogReader;
 use proptest::prelude::*;
 use std::sync::OnceLock;
@@ -162,7 +162,7 @@ enum Kind {
     V2Signed { link_id: u8, timestamp: u64 },
 }
 
-/// A valid frame built with `mavlink::build`, of a known message with an arbitrary payload.
+/// A valid frame built with `wire::build`, of a known message with an arbitrary payload.
 fn built_frame() -> impl Strategy<Value = Vec<u8>> {
     let kind = prop_oneof![
         Just(Kind::V1),
