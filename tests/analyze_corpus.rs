@@ -10,11 +10,9 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 #[test]
+#[cfg_attr(foxborne_no_corpus, ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS")]
 fn analyze_finds_exactly_the_heartbeat_gaps_pymavlink_finds() {
     let files = common::corpus_files("tlog", "tlog");
-    if common::corpus_dir().is_none() {
-        return;
-    }
     let mut total = 0;
     for path in files {
         let expected = common::pymavlink_expected(&path);
@@ -85,11 +83,9 @@ fn analyze_finds_exactly_the_heartbeat_gaps_pymavlink_finds() {
 }
 
 #[test]
+#[cfg_attr(foxborne_no_corpus, ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS")]
 fn tlog_convert_gives_pymavlink_message_counts() {
     let files = common::corpus_files("tlog", "tlog");
-    if common::corpus_dir().is_none() {
-        return;
-    }
     let out_dir = std::env::temp_dir().join(format!("foxborne-convert-{}", std::process::id()));
     std::fs::create_dir_all(&out_dir).unwrap();
     for path in files {

@@ -164,12 +164,16 @@ fn status_prints_vehicles_and_links_of_a_running_daemon() {
 }
 
 fn check_config(text: &str) -> (Option<i32>, String, String) {
-    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let dir = std::env::temp_dir().join(format!("foxborne-check-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("receiver.toml");
-    std::fs::write(&path, text.replace("{dir}", dir.to_str().unwrap())).unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("foxborne-check-")
+        .tempdir()
+        .unwrap();
+    let path = dir.path().join("receiver.toml");
+    std::fs::write(
+        &path,
+        text.replace("{dir}", dir.path().to_str().unwrap()),
+    )
+    .unwrap();
     let out = Command::new(common::binary())
         .args(["check-config", "--config"])
         .arg(&path)

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{eventually, Daemon};
+use common::{eventually, next_event, Daemon};
 use foxborne_receiver::wire::build::{self, Header};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream, UdpSocket};
@@ -159,10 +159,9 @@ fn a_full_disk_buffers_receipts_keeps_alerting_and_counts_drops_exactly() {
     fill(&filler);
     send(1, 1000);
     send(2, 1);
-    let open = sse_events
-        .iter()
-        .find(|e| e["kind"] == "telemetry_gap" && e["sysid"] == 2)
-        .unwrap();
+    let open = next_event(&sse_events, WAIT, |e| {
+        e["kind"] == "telemetry_gap" && e["sysid"] == 2
+    });
     assert_eq!(open["state"], "open");
     d.wait_for("write failed; keeping lines in memory", WAIT);
     assert!(
@@ -179,7 +178,7 @@ fn a_full_disk_buffers_receipts_keeps_alerting_and_counts_drops_exactly() {
     // Full again, and more than the 1 MiB buffer arrives: the excess is dropped and counted.
     fill(&filler);
     send(1, 12_000);
-    let dropped = sse_events.iter().find(|e| e["kind"] == "dropped").unwrap();
+    let dropped = next_event(&sse_events, WAIT, |e| e["kind"] == "dropped");
     assert_eq!(dropped["stream"], "receive");
     let mut dropped_count = dropped["count"].as_u64().unwrap();
     assert!(dropped_count > 0);
@@ -212,16 +211,17 @@ fn a_sighup_storm_under_load_loses_no_line() {
     let udp = d.udp_addr("radio1");
     d.wait_for("receiver started", WAIT);
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let total = 20_000u32;
+    // What is tested is rotation under steady input, not the receive rate (that is a benchmark:
+    // BENCHMARKS.md): 5,000 frames at about 5,000 a second, a SIGHUP every 100 frames.
+    let total = 5_000u32;
     for i in 0..total {
         sock.send_to(&hb((i % 200) as u8 + 1, (i / 200) as u8), udp)
             .unwrap();
-        if i % 400 == 0 {
+        if i % 100 == 0 {
             d.signal(nix::sys::signal::Signal::SIGHUP);
         }
-        if i % 100 == 0 {
-            // Paced at about 20,000 frames/s so the kernel buffer is not what is tested.
-            std::thread::sleep(Duration::from_millis(5));
+        if i % 50 == 0 {
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
     assert!(d.stop().success());

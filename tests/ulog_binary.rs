@@ -13,13 +13,9 @@ fn temp(name: &str) -> std::path::PathBuf {
 }
 
 #[test]
+#[cfg_attr(foxborne_no_corpus, ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS")]
 fn ingest_exit_codes_through_the_binary() {
-    let Some(log) = common::corpus_logs()
-        .into_iter()
-        .find(|p| p.ends_with("pyulog_sample_log_small.ulg"))
-    else {
-        return;
-    };
+    let log = common::corpus_file("ulog", "pyulog_sample_log_small.ulg");
     let dir = temp("codes");
     let out = Command::new(common::binary())
         .args(["ulog", "ingest"])

@@ -179,6 +179,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         receipts_by_message: Default::default(),
         notifier: notify::Notifier::from_env(),
         last_tick_ns: started_utc_ns,
+        #[cfg(feature = "testing")]
         stall_file: std::env::var_os("FOXBORNE_TEST_STALL_FILE").map(std::path::PathBuf::from),
     };
     let reopen = Arc::new(Notify::new());

@@ -59,7 +59,9 @@ pub struct Pipeline {
     pub receipts_by_message: std::collections::BTreeMap<(u16, u8, &'static str), u64>,
     pub notifier: Notifier,
     pub last_tick_ns: i64,
-    /// Fault injection for the watchdog test: while this file exists the pipeline is wedged.
+    /// Fault injection for the watchdog test (`testing` feature only): while this file exists
+    /// the pipeline is wedged.
+    #[cfg(feature = "testing")]
     pub stall_file: Option<std::path::PathBuf>,
 }
 
@@ -169,6 +171,7 @@ impl Pipeline {
     }
 
     fn housekeeping(&mut self) {
+        #[cfg(feature = "testing")]
         if let Some(path) = &self.stall_file {
             while path.exists() {
                 // Deliberately blocks the pipeline task (test fault injection only).

@@ -5,7 +5,7 @@
 //! - the format: `format` (F messages, layouts), `value` (decoded values), `record` (what the
 //!   reader yields), `error` (why it stops);
 //! - the reader: `decoder` (the pure state machine), `reader` (fed from a slice or a `Read`),
-//!   `writer` (makes logs for tests and benchmarks);
+//!   `writer` (makes logs for tests and benchmarks; only with the `testing` feature);
 //! - the report: `report` (its schema), `collect` (records to report content), with `periods`
 //!   (topic_stall), `gps` (the time anchor), `profile` (expected topics, failsafe parameters) and
 //!   `display` (number formats);
@@ -28,6 +28,7 @@ pub mod record;
 pub mod report;
 pub mod summary;
 pub mod value;
+#[cfg(any(test, feature = "testing"))]
 pub mod writer;
 
 pub use decoder::{Decoder, Section};

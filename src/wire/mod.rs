@@ -1,6 +1,7 @@
 //! MAVLink on the wire, with no I/O: the frame scanner, the dialect tables it checks frames
 //! against, signature checking, payload fields, and per-sender sequence tracking.
 
+#[cfg(any(test, feature = "testing"))]
 pub mod build;
 pub mod dialect;
 pub mod fields;

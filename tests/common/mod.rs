@@ -14,36 +14,41 @@ pub mod mutate;
 pub const PYMAVLINK_LOSES: &[(&str, &str, &str)] =
     &[("olivieri_20211208-151717", "HEARTBEAT", "10:1")];
 
-/// `$FOXBORNE_CORPUS`, or `../shared/corpus` beside the crate. `None` (the test skips) when it
-/// is missing, unless `FOXBORNE_REQUIRE_CORPUS=1`, when a missing corpus fails the test.
-pub fn corpus_dir() -> Option<PathBuf> {
+/// `$FOXBORNE_CORPUS`, or `../shared/corpus` beside the crate.
+///
+/// Tests that read it carry `#[cfg_attr(foxborne_no_corpus, ignore = ...)]`: the build script
+/// sets that cfg when the corpus is missing at build time (and `FOXBORNE_REQUIRE_CORPUS` is not
+/// `1`), so a missing corpus shows as ignored tests in the summary, never as passes. A test that
+/// runs and does not find it (or a file it names) fails.
+pub fn corpus_dir() -> PathBuf {
     let dir = std::env::var_os("FOXBORNE_CORPUS")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"));
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var("FOXBORNE_REQUIRE_CORPUS").as_deref() == Ok("1") {
-        panic!(
-            "corpus not found at {} and FOXBORNE_REQUIRE_CORPUS=1",
-            dir.display()
-        );
-    }
-    eprintln!("corpus not found at {}: skipping", dir.display());
-    None
+    assert!(
+        dir.is_dir(),
+        "corpus not found at {} (set FOXBORNE_CORPUS)",
+        dir.display()
+    );
+    dir
+}
+
+/// One named corpus file (`sub/name`); fails the test when it is missing.
+pub fn corpus_file(sub: &str, name: &str) -> PathBuf {
+    let path = corpus_dir().join(sub).join(name);
+    assert!(path.is_file(), "corpus file missing: {}", path.display());
+    path
 }
 
 /// Files in a corpus subfolder with the given extension, sorted.
 pub fn corpus_files(sub: &str, ext: &str) -> Vec<PathBuf> {
-    let Some(dir) = corpus_dir() else {
-        return Vec::new();
-    };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join(sub))
-        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.join(sub).display()))
+    let dir = corpus_dir().join(sub);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == ext))
         .collect();
     files.sort();
+    assert!(!files.is_empty(), "no .{ext} files in {}", dir.display());
     files
 }
 
@@ -62,7 +67,10 @@ pub struct Daemon {
     pub child: Child,
     pub dir: PathBuf,
     lines: mpsc::Receiver<String>,
+    /// Every stderr line read so far, in order.
     pub seen: Vec<String>,
+    /// Indexes into `seen` already returned by [`Daemon::wait_for`].
+    claimed: std::collections::HashSet<usize>,
 }
 
 impl Daemon {
@@ -104,12 +112,21 @@ impl Daemon {
             dir,
             lines,
             seen: Vec::new(),
+            claimed: Default::default(),
         }
     }
 
-    /// Waits for a stderr line containing `needle` (after those already matched); panics with
-    /// everything the daemon said if it does not come within `timeout`.
+    /// Waits for a stderr line containing `needle` that no earlier `wait_for` returned, wherever
+    /// it stands in the output: lines already read while waiting for something else count too,
+    /// so a wait never depends on the order in which the daemon's tasks happen to log. Panics
+    /// with everything the daemon said if no such line comes within `timeout`.
     pub fn wait_for(&mut self, needle: &str, timeout: Duration) -> String {
+        let unclaimed = (0..self.seen.len())
+            .find(|i| !self.claimed.contains(i) && self.seen[*i].contains(needle));
+        if let Some(i) = unclaimed {
+            self.claimed.insert(i);
+            return self.seen[i].clone();
+        }
         let deadline = Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -117,6 +134,7 @@ impl Daemon {
                 Ok(line) => {
                     self.seen.push(line.clone());
                     if line.contains(needle) {
+                        self.claimed.insert(self.seen.len() - 1);
                         return line;
                     }
                 }
@@ -213,9 +231,13 @@ impl Daemon {
 }
 
 impl Drop for Daemon {
+    /// Kills the daemon and removes its folder; a failed test keeps the folder to look at.
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
 }
 
@@ -245,17 +267,7 @@ pub fn pymavlink_expected(tlog: &std::path::Path) -> serde_json::Value {
 }
 /// Every `.ulg` in the corpus, sorted by name.
 pub fn corpus_logs() -> Vec<PathBuf> {
-    let Some(dir) = corpus_dir() else {
-        return Vec::new();
-    };
-    let mut logs: Vec<PathBuf> = std::fs::read_dir(dir.join("ulog"))
-        .expect("reading corpus/ulog")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "ulg"))
-        .collect();
-    logs.sort();
-    assert!(!logs.is_empty(), "corpus/ulog has no .ulg files");
-    logs
+    corpus_files("ulog", "ulg")
 }
 
 /// pyulog's view of a corpus log.
@@ -280,4 +292,22 @@ pub fn pty_at(link: &std::path::Path) -> std::os::fd::OwnedFd {
     std::os::unix::fs::symlink(&slave_path, &tmp).unwrap();
     std::fs::rename(&tmp, link).unwrap();
     pair.master
+}
+
+/// The next value from `events` (an SSE reader's channel) that satisfies `wanted`, skipping the
+/// others; panics if none comes within `timeout`, so no wait on the stream can hang a test.
+pub fn next_event(
+    events: &mpsc::Receiver<serde_json::Value>,
+    timeout: Duration,
+    mut wanted: impl FnMut(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match events.recv_timeout(left) {
+            Ok(event) if wanted(&event) => return event,
+            Ok(_) => {}
+            Err(e) => panic!("no wanted event within {timeout:?} ({e})"),
+        }
+    }
 }

@@ -11,7 +11,7 @@
 # A first row per table times start-up alone (the reference imports, `foxborne-receiver --version`).
 # Prints markdown tables with totals. The reference tools go in a venv in .venv-compare/.
 #
-#   bench/compare.sh [RUNS]
+#   benches/compare.sh [RUNS]
 #
 # Environment: FOXBORNE_CORPUS (default ../shared/corpus beside the crate), CARGO_TARGET_DIR,
 # CARGO_LOCK (a file to flock(1) around cargo, for shared build hosts), PYTHON (default python3).
@@ -76,7 +76,7 @@ ms() { awk -v us="$1" 'BEGIN { printf "%.1f ms", us / 1000 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "-" }'; }
 mib() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.2f", b / 1048576 }'; }
 
-echo "# bench/compare.sh $runs on $(nproc) cores ($(uname -m), $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1)), load average at start $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# benches/compare.sh $runs on $(nproc) cores ($(uname -m), $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1)), load average at start $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# $versions, $("$bin" --version 2>/dev/null || echo foxborne-receiver), best of $runs, ratio = reference time / ours"
 echo
 echo "## .tlog to JSON"
