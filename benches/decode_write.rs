@@ -4,12 +4,12 @@
 //!
 //! cargo bench --bench decode_write
 
-use foxborne_receiver::wire::signing::SigningKeys;
-use foxborne_receiver::wire::ScanItem;
 use foxborne_receiver::recorder::{Output, Recorder, RecorderSettings};
 use foxborne_receiver::sink::rotating::Framing;
 use foxborne_receiver::sink::RotatingFile;
 use foxborne_receiver::tlog::TlogReader;
+use foxborne_receiver::wire::signing::SigningKeys;
+use foxborne_receiver::wire::ScanItem;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -73,7 +73,7 @@ fn main() {
         for chunk in datagrams.chunks(512) {
             for (utc_ns, d) in chunk {
                 recorder.datagram(
-                    0,
+                    foxborne_receiver::link::LinkId::FIRST,
                     *utc_ns,
                     Some(1),
                     Some("\"127.0.0.1:14550\""),
@@ -115,7 +115,7 @@ fn main() {
         let mut receipts = 0u64;
         for (i, piece) in stream.chunks(4096).enumerate() {
             recorder.stream(
-                0,
+                foxborne_receiver::link::LinkId::FIRST,
                 1_700_000_000_000_000_000 + i as i64 * 1_000_000,
                 Some(1),
                 None,

@@ -1,233 +1,178 @@
 //! `analyze`: recorded receipts (receive JSONL or a ground-station `.tlog`) through the same
 //! gap detector and latency estimator as the live daemon, clocked by the recorded times.
-//! Findings are printed as JSON lines with the same keys as the live events. Before each
-//! receipt the watch is polled at that receipt's time, as the live pipeline's timer would have
-//! been, and at the end at the last receipt's time, so a gap still open there is reported open.
+//! Findings come out as the same events the daemon raises. Before each receipt the watch is
+//! polled at that receipt's time, as the live pipeline's timer would have been, and at the end at
+//! the last receipt's time, so a gap still open there is reported open.
+//!
+//! Files are streamed: memory stays flat whatever their size.
 
-use crate::config::Config;
-use crate::wire::fields::{HEARTBEAT, SYSTEM_TIME};
-use crate::wire::signing::SigningKeys;
-use crate::wire::{fields, ScanItem};
-use crate::monitor::{Event, GapConfig, LatencyConfig, Watch};
+use crate::link::LinkId;
+use crate::monitor::{parse_utc_ns, Event, MonitorInput, Watch, WatchSettings};
 use crate::receipt::ReceiptRecord;
-use crate::recorder::Observation;
-use crate::tlog::TlogReader;
-use anyhow::Context;
-use std::io::{BufRead, Write};
-use std::path::{Path, PathBuf};
+use crate::sniff::{sniff, FileKind, HEAD_LEN};
+use crate::tlog::read_tlog;
+use crate::wire::signing::SigningKeys;
+use crate::wire::ScanItem;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
 
-/// One receipt as the monitors need it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Receipt {
-    pub utc_ns: i64,
-    pub link: String,
-    pub observation: Observation,
+/// A file `analyze` (or `tlog convert`) will not read, and what it looks like instead.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}: not {wanted}: it is {found}")]
+pub struct WrongKindOfFile {
+    pub file: String,
+    pub wanted: &'static str,
+    pub found: String,
 }
 
-/// The settings analyze runs with: the daemon's config when given, else the defaults.
-pub struct AnalyzeSettings {
-    pub gap: GapConfig,
-    pub latency: LatencyConfig,
-    pub report_interval_s: f64,
+/// The recorded receipts replayed through one watch, as they come.
+pub struct Replay {
+    settings: WatchSettings,
+    watch: Option<Watch>,
+    last_utc_ns: Option<i64>,
 }
 
-impl AnalyzeSettings {
-    pub fn from_config(config: Option<&Config>) -> Self {
-        match config {
-            Some(c) => {
-                let mut gap = GapConfig::with_threshold_s(c.gap.threshold_s);
-                gap.ignore_sysids = c.gap.ignore_sysids.iter().copied().collect();
-                gap.vehicles = c.gap.vehicles.clone();
-                let latency = LatencyConfig {
-                    window_ns: (c.latency.window_s * 1e9) as i64,
-                    ..LatencyConfig::default()
-                };
-                AnalyzeSettings {
-                    gap,
-                    latency,
-                    report_interval_s: c.latency.report_interval_s,
-                }
-            }
-            None => AnalyzeSettings {
-                gap: GapConfig::default(),
-                latency: LatencyConfig::default(),
-                report_interval_s: 10.0,
-            },
+impl Replay {
+    pub fn new(settings: WatchSettings) -> Self {
+        Self {
+            settings,
+            watch: None,
+            last_utc_ns: None,
+        }
+    }
+
+    /// One receipt, on `link_name`: what fell due before it, then what it settles.
+    pub fn receipt(&mut self, input: &MonitorInput, link_name: &str) -> Vec<Event> {
+        let utc_ns = input.utc_ns();
+        let settings = &self.settings;
+        let watch = self
+            .watch
+            .get_or_insert_with(|| Watch::new(settings.clone(), utc_ns));
+        self.last_utc_ns = Some(utc_ns);
+        // The recording's own clock, even where it stepped back: the detector judges spacing in
+        // arrival order, as the recording was made.
+        let mut events = watch.poll(utc_ns, None);
+        events.extend(watch.observe(input, link_name));
+        events
+    }
+
+    /// The end of the recording: what is due at the last receipt's time (an open gap stays open).
+    pub fn finish(&mut self) -> Vec<Event> {
+        match (&mut self.watch, self.last_utc_ns) {
+            (Some(watch), Some(t)) => watch.poll(t, None),
+            _ => Vec::new(),
         }
     }
 }
 
-/// Whether a file is receiver JSONL: `"recv_utc"` in its first 4,096 bytes.
-pub fn is_receiver_jsonl(head: &[u8]) -> bool {
-    head[..head.len().min(4096)]
-        .windows(10)
-        .any(|w| w == b"\"recv_utc\"")
-}
-
-/// Heartbeat and SYSTEM_TIME receipts of a `.tlog`, at the record's µs time.
-pub fn tlog_receipts(bytes: &[u8], link: &str) -> Vec<Receipt> {
-    let keys = SigningKeys::default();
-    let mut out = Vec::new();
-    for record in TlogReader::new(bytes, &keys) {
-        let ScanItem::Frame(f) = record.item else {
-            continue;
-        };
-        let utc_ns = record.utc_us as i64 * 1000;
-        let observation = match f.msgid {
-            HEARTBEAT => Observation::Heartbeat {
-                link: 0,
-                sysid: f.sysid,
-                compid: f.compid,
-                utc_ns,
-            },
-            SYSTEM_TIME => {
-                let t = fields::system_time(f.payload);
-                Observation::SystemTime {
-                    link: 0,
-                    sysid: f.sysid,
-                    utc_ns,
-                    time_unix_usec: t.time_unix_usec,
-                    time_boot_ms: t.time_boot_ms,
-                }
-            }
-            _ => continue,
-        };
-        out.push(Receipt {
-            utc_ns,
-            link: link.to_string(),
-            observation,
-        });
+/// Findings of receipts given all at once (tests, benches).
+pub fn findings<'a>(
+    receipts: impl IntoIterator<Item = (&'a MonitorInput, &'a str)>,
+    settings: WatchSettings,
+) -> Vec<Event> {
+    let mut replay = Replay::new(settings);
+    let mut events = Vec::new();
+    for (input, link) in receipts {
+        events.extend(replay.receipt(input, link));
     }
-    out
+    events.extend(replay.finish());
+    events
 }
 
-/// Heartbeat and SYSTEM_TIME receipts of a receive log. A line that is not a receipt is reported
-/// with its file and line number and skipped. SYSTEM_TIME needs its `fields` (the daemon writes
-/// them by default); without them it cannot give latency and is counted.
-pub fn jsonl_receipts(
+/// What reading one file found besides its receipts: lines that are not receipts, SYSTEM_TIME
+/// without fields. Reported as warnings naming the file and line.
+#[derive(Debug, Default)]
+pub struct Problems(pub Vec<String>);
+
+/// Streams one file (receive JSONL or `.tlog`, judged from its first bytes) into the replay,
+/// handing each finding to `emit` as it is raised. `tlog_link` names the link of `.tlog`
+/// receipts. A file of another kind is refused with [`WrongKindOfFile`].
+pub fn replay_file(
+    path: &Path,
+    input: impl Read,
+    tlog_link: &str,
+    replay: &mut Replay,
+    problems: &mut Problems,
+    emit: &mut dyn FnMut(&Event) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    let mut reader = BufReader::with_capacity(1 << 20, input);
+    let head = reader.fill_buf()?;
+    let kind = sniff(&head[..head.len().min(HEAD_LEN)]);
+    let file = path.display().to_string();
+    match kind {
+        FileKind::ReceiverJsonl => replay_jsonl(reader, &file, replay, problems, emit),
+        FileKind::Tlog => {
+            let keys = SigningKeys::default();
+            read_tlog(reader, &keys, |record| {
+                let ScanItem::Frame(frame) = record.item else {
+                    return Ok(());
+                };
+                let utc_ns = record.utc_us as i64 * 1000;
+                if let Some(input) = MonitorInput::from_frame(LinkId::FIRST, &frame, utc_ns) {
+                    for event in replay.receipt(&input, tlog_link) {
+                        emit(&event)?;
+                    }
+                }
+                Ok(())
+            })?;
+            Ok(())
+        }
+        FileKind::Empty => Ok(()),
+        other => Err(WrongKindOfFile {
+            file,
+            wanted: "receiver JSONL or a .tlog",
+            found: other.describe(),
+        }
+        .into()),
+    }
+}
+
+/// A receive log, line by line. A line that is not a receipt is reported with its line number
+/// and skipped.
+fn replay_jsonl(
     reader: impl BufRead,
-    file: &Path,
-    problems: &mut Vec<String>,
-) -> anyhow::Result<Vec<Receipt>> {
-    let mut out = Vec::new();
+    file: &str,
+    replay: &mut Replay,
+    problems: &mut Problems,
+    emit: &mut dyn FnMut(&Event) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
     let mut system_time_without_fields = 0u64;
     for (n, line) in reader.lines().enumerate() {
-        let line =
-            line.with_context(|| format!("{}: line {}: cannot read", file.display(), n + 1))?;
+        let line = line.map_err(|e| anyhow::anyhow!("{file}: line {}: cannot read: {e}", n + 1))?;
         if line.trim().is_empty() {
             continue;
         }
         let record: ReceiptRecord = match serde_json::from_str(&line) {
             Ok(r) => r,
             Err(e) => {
-                problems.push(format!(
-                    "{}: line {}: not a receipt: {e}",
-                    file.display(),
-                    n + 1
-                ));
+                problems
+                    .0
+                    .push(format!("{file}: line {}: not a receipt: {e}", n + 1));
                 continue;
             }
         };
-        let Some(utc_ns) = crate::monitor::parse_utc_ns(&record.recv_utc) else {
-            problems.push(format!(
-                "{}: line {}: recv_utc {:?} is not RFC 3339",
-                file.display(),
+        let Some(utc_ns) = parse_utc_ns(&record.recv_utc) else {
+            problems.0.push(format!(
+                "{file}: line {}: recv_utc {:?} is not RFC 3339",
                 n + 1,
                 record.recv_utc
             ));
             continue;
         };
-        let observation = match record.msgid {
-            HEARTBEAT => Observation::Heartbeat {
-                link: 0,
-                sysid: record.sysid,
-                compid: record.compid,
-                utc_ns,
-            },
-            SYSTEM_TIME => {
-                let fields = record.fields.as_ref();
-                let get = |k: &str| fields.and_then(|f| f.get(k)).and_then(|v| v.as_u64());
-                match (get("time_unix_usec"), get("time_boot_ms")) {
-                    (Some(unix), Some(boot)) => Observation::SystemTime {
-                        link: 0,
-                        sysid: record.sysid,
-                        utc_ns,
-                        time_unix_usec: unix,
-                        time_boot_ms: boot as u32,
-                    },
-                    _ => {
-                        system_time_without_fields += 1;
-                        continue;
-                    }
+        match MonitorInput::from_record(LinkId::FIRST, &record, utc_ns) {
+            Ok(Some(input)) => {
+                for event in replay.receipt(&input, &record.link) {
+                    emit(&event)?;
                 }
             }
-            _ => continue,
-        };
-        out.push(Receipt {
-            utc_ns,
-            link: record.link,
-            observation,
-        });
-    }
-    if system_time_without_fields > 0 {
-        problems.push(format!(
-            "{}: {system_time_without_fields} SYSTEM_TIME receipts carry no fields: no latency from them (add SYSTEM_TIME to `fields`)",
-            file.display()
-        ));
-    }
-    Ok(out)
-}
-
-/// Runs the receipts (in order) through the watch; returns the findings in the order the live
-/// daemon would have raised them.
-pub fn findings(receipts: &[Receipt], settings: &AnalyzeSettings) -> Vec<Event> {
-    let Some(first) = receipts.first() else {
-        return Vec::new();
-    };
-    let mut watch = Watch::new(
-        settings.gap.clone(),
-        settings.latency.clone(),
-        settings.report_interval_s,
-        first.utc_ns,
-    );
-    let mut events = Vec::new();
-    for r in receipts {
-        // The recording's own clock, even where it stepped back: the detector judges spacing in
-        // arrival order, as the recording was made.
-        events.extend(watch.poll(r.utc_ns, None));
-        events.extend(watch.observe(&r.observation, &r.link));
-    }
-    events.extend(watch.poll(receipts[receipts.len() - 1].utc_ns, None));
-    events
-}
-
-pub fn run(files: &[PathBuf], config: Option<&Path>, link: Option<&str>) -> anyhow::Result<()> {
-    anyhow::ensure!(!files.is_empty(), "no files given");
-    let config = config.map(Config::load).transpose()?;
-    let settings = AnalyzeSettings::from_config(config.as_ref());
-    let mut receipts = Vec::new();
-    let mut problems = Vec::new();
-    for file in files {
-        let bytes =
-            std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
-        if is_receiver_jsonl(&bytes) {
-            receipts.extend(jsonl_receipts(&bytes[..], file, &mut problems)?);
-        } else {
-            let name = link.map(str::to_string).unwrap_or_else(|| {
-                file.file_stem()
-                    .map(|s| s.to_string_lossy().to_string())
-                    .unwrap_or_default()
-            });
-            receipts.extend(tlog_receipts(&bytes, &name));
+            Ok(None) => {}
+            Err(_) => system_time_without_fields += 1,
         }
     }
-    for p in &problems {
-        eprintln!("warning: {p}");
+    if system_time_without_fields > 0 {
+        problems.0.push(format!(
+            "{file}: {system_time_without_fields} SYSTEM_TIME receipts carry no fields: no latency from them (add SYSTEM_TIME to `fields`)"
+        ));
     }
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    for event in findings(&receipts, &settings) {
-        writeln!(out, "{}", event.to_json_line())?;
-    }
-    out.flush()?;
     Ok(())
 }

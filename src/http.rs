@@ -3,23 +3,18 @@
 //! `/metrics` (Prometheus text) and `/healthz`. GET only, plain HTTP/1.1, one request per
 //! connection: enough for curl, Prometheus and the `status` verb, with nothing to configure.
 
-use std::sync::{Arc, Mutex};
+use crate::status::{prometheus, StatusSnapshot};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{broadcast, watch};
 
-/// What the pipeline publishes for the HTTP port to serve.
-#[derive(Default)]
-pub struct Published {
-    pub status_json: String,
-    pub metrics_text: String,
-}
-
 #[derive(Clone)]
 pub struct HttpState {
     pub events: broadcast::Sender<Arc<str>>,
-    pub published: Arc<Mutex<Published>>,
+    /// The pipeline's latest status snapshot; `/status` and `/metrics` render it on request.
+    pub status: watch::Receiver<Arc<StatusSnapshot>>,
     pub shutdown: watch::Receiver<bool>,
 }
 
@@ -78,21 +73,13 @@ async fn handle(mut stream: TcpStream, state: HttpState) {
             let _ = respond(&mut stream, "200 OK", "text/plain", "ok\n").await;
         }
         "/status" => {
-            let body = state
-                .published
-                .lock()
-                .expect("not poisoned")
-                .status_json
-                .clone();
+            let snapshot = state.status.borrow().clone();
+            let body = serde_json::to_string(&*snapshot).unwrap_or_default();
             let _ = respond(&mut stream, "200 OK", "application/json", &body).await;
         }
         "/metrics" => {
-            let body = state
-                .published
-                .lock()
-                .expect("not poisoned")
-                .metrics_text
-                .clone();
+            let snapshot = state.status.borrow().clone();
+            let body = prometheus::render(&snapshot);
             let _ = respond(
                 &mut stream,
                 "200 OK",

@@ -1,21 +1,23 @@
 //! foxborne-receiver: a live MAVLink ground receiver (receiver JSONL, telemetry_gap alerts)
 //! and the post-sortie PX4 ULog ingest.
 //!
-//! The pure core (`mavlink`, `monitor`, `ulog`, `tlog`, `receipt`) takes bytes and times as
-//! arguments and never reads a clock or opens a socket. `daemon` and `sink` are the I/O shell.
+//! The pure core (`wire`, `monitor`, `ulog`, `tlog`, `receipt`, `recorder`, `status`, `sniff`)
+//! takes bytes and times as arguments and never reads a clock or opens a socket. `daemon`,
+//! `sink` and `http` are the I/O shell; `cmd` holds the verbs; `config` is parsed once.
 
 pub mod analyze;
-pub mod cli;
+pub mod cmd;
 pub mod config;
 pub mod daemon;
 pub mod http;
+pub mod link;
 pub mod logging;
-pub mod wire;
 pub mod monitor;
 pub mod receipt;
 pub mod recorder;
 pub mod sink;
-pub mod status_cmd;
+pub mod sniff;
+pub mod status;
 pub mod tlog;
-pub mod tlog_convert;
 pub mod ulog;
+pub mod wire;

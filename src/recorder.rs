@@ -2,12 +2,13 @@
 //! sequence statistics and the receipts the monitors need out. Pure: arrival times come in with
 //! the bytes, and output goes into buffers the caller writes.
 
-use crate::wire::fields::{self, HEARTBEAT, SYSTEM_TIME};
+use crate::link::LinkId;
+use crate::monitor::MonitorInput;
+use crate::receipt::{self, Arrival, LineOptions, UtcMillis};
 use crate::wire::scanner::{DatagramScanner, RejectReason, ScanItem, StreamScanner};
 use crate::wire::sequence::{SeqOutcome, SequenceTracker};
 use crate::wire::signing::SigningKeys;
 use crate::wire::Frame;
-use crate::receipt::{self, Arrival, LineOptions, UtcMillis};
 
 pub const NANOS_PER_DAY: i64 = 86_400 * 1_000_000_000;
 
@@ -38,32 +39,6 @@ fn reason_index(reason: RejectReason) -> usize {
         .expect("listed")
 }
 
-/// What the monitors are told about.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Observation {
-    Heartbeat {
-        link: u16,
-        sysid: u8,
-        compid: u8,
-        utc_ns: i64,
-    },
-    SystemTime {
-        link: u16,
-        sysid: u8,
-        utc_ns: i64,
-        time_unix_usec: u64,
-        time_boot_ms: u32,
-    },
-}
-
-impl Observation {
-    pub fn link(&self) -> u16 {
-        match *self {
-            Observation::Heartbeat { link, .. } | Observation::SystemTime { link, .. } => link,
-        }
-    }
-}
-
 /// Output of one UTC day: lines for the receive log and records for the raw `.tlog`.
 #[derive(Debug, Default)]
 pub struct DayBatch {
@@ -80,9 +55,9 @@ pub struct DayBatch {
 #[derive(Debug, Default)]
 pub struct Output {
     pub batches: Vec<DayBatch>,
-    pub observations: Vec<Observation>,
+    pub observations: Vec<MonitorInput>,
     /// (link, sysid, message name) of each receipt, for per-message counts.
-    pub messages: Vec<(u16, u8, &'static str)>,
+    pub messages: Vec<(LinkId, u8, &'static str)>,
 }
 
 impl Output {
@@ -165,12 +140,12 @@ impl Recorder {
         }
     }
 
-    pub fn link_name(&self, link: u16) -> &str {
-        &self.links[link as usize].name
+    pub fn link_name(&self, link: LinkId) -> &str {
+        &self.links[link.index()].name
     }
 
-    pub fn counters(&self, link: u16) -> &LinkCounters {
-        &self.links[link as usize].counters
+    pub fn counters(&self, link: LinkId) -> &LinkCounters {
+        &self.links[link.index()].counters
     }
 
     pub fn sequences(&self) -> &SequenceTracker {
@@ -180,14 +155,14 @@ impl Recorder {
     /// One UDP datagram: scanned on its own.
     pub fn datagram(
         &mut self,
-        link: u16,
+        link: LinkId,
         utc_ns: i64,
         mono_ns: Option<u64>,
         src_json: Option<&str>,
         bytes: &[u8],
         out: &mut Output,
     ) {
-        let state = &mut self.links[link as usize];
+        let state = &mut self.links[link.index()];
         state.counters.bytes += bytes.len() as u64;
         let arrival = Arrival {
             utc_ns,
@@ -204,35 +179,41 @@ impl Recorder {
     /// Bytes from a stream link (serial): frames may span calls.
     pub fn stream(
         &mut self,
-        link: u16,
+        link: LinkId,
         utc_ns: i64,
         mono_ns: Option<u64>,
         src_json: Option<&str>,
         bytes: &[u8],
         out: &mut Output,
     ) {
-        let state = &mut self.links[link as usize];
+        let state = &mut self.links[link.index()];
         state.counters.bytes += bytes.len() as u64;
         state.scanner.push(bytes);
         self.drain_stream(link, utc_ns, mono_ns, src_json, out);
     }
 
     /// A stream link closed: a partial frame it left is a reject, and the next bytes start afresh.
-    pub fn stream_end(&mut self, link: u16, utc_ns: i64, mono_ns: Option<u64>, out: &mut Output) {
-        self.links[link as usize].scanner.finish();
+    pub fn stream_end(
+        &mut self,
+        link: LinkId,
+        utc_ns: i64,
+        mono_ns: Option<u64>,
+        out: &mut Output,
+    ) {
+        self.links[link.index()].scanner.finish();
         self.drain_stream(link, utc_ns, mono_ns, None, out);
-        self.links[link as usize].scanner = StreamScanner::new();
+        self.links[link.index()].scanner = StreamScanner::new();
     }
 
     fn drain_stream(
         &mut self,
-        link: u16,
+        link: LinkId,
         utc_ns: i64,
         mono_ns: Option<u64>,
         src_json: Option<&str>,
         out: &mut Output,
     ) {
-        let state = &mut self.links[link as usize];
+        let state = &mut self.links[link.index()];
         let arrival = Arrival {
             utc_ns,
             mono_ns,
@@ -249,7 +230,7 @@ impl Recorder {
 impl ReceiptWriter {
     fn record(
         &mut self,
-        link: u16,
+        link: LinkId,
         item: ScanItem<'_>,
         arrival: &Arrival<'_>,
         counters: &mut LinkCounters,
@@ -300,34 +281,18 @@ fn write_tlog_record(out: &mut Vec<u8>, utc_ns: i64, frame: &Frame<'_>) {
 
 /// Monitors are fed the receipt time as the receive log states it (whole milliseconds), so
 /// `analyze` over the log reaches the same findings as the live daemon.
-fn observe(link: u16, frame: &Frame<'_>, utc_ns: i64, observations: &mut Vec<Observation>) {
+fn observe(link: LinkId, frame: &Frame<'_>, utc_ns: i64, observations: &mut Vec<MonitorInput>) {
     let utc_ns = utc_ns - utc_ns.rem_euclid(1_000_000);
-    match frame.msgid {
-        HEARTBEAT => observations.push(Observation::Heartbeat {
-            link,
-            sysid: frame.sysid,
-            compid: frame.compid,
-            utc_ns,
-        }),
-        SYSTEM_TIME => {
-            let t = fields::system_time(frame.payload);
-            observations.push(Observation::SystemTime {
-                link,
-                sysid: frame.sysid,
-                utc_ns,
-                time_unix_usec: t.time_unix_usec,
-                time_boot_ms: t.time_boot_ms,
-            });
-        }
-        _ => {}
-    }
+    observations.extend(MonitorInput::from_frame(link, frame, utc_ns));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::build::{self, Header};
     use crate::receipt::ReceiptRecord;
+    use crate::wire::build::{self, Header};
+
+    const LINK0: LinkId = LinkId::FIRST;
 
     fn hb(sysid: u8, seq: u8) -> Vec<u8> {
         build::v2(
@@ -356,7 +321,7 @@ mod tests {
         dgram.extend_from_slice(b"junk");
         dgram.extend_from_slice(&hb(4, 3));
         r.datagram(
-            0,
+            LINK0,
             1_000_000_000_123_000_000,
             Some(42),
             Some("\"10.0.0.1:14550\""),
@@ -373,7 +338,7 @@ mod tests {
         assert_eq!(lines[1].seq, 3);
         assert_eq!(lines[0].src.as_deref(), Some("10.0.0.1:14550"));
         assert_eq!(lines[0].recv_utc, "2001-09-09T01:46:40.123Z");
-        let c = r.counters(0);
+        let c = r.counters(LINK0);
         assert_eq!(
             (
                 c.receipts,
@@ -396,15 +361,22 @@ mod tests {
         let mut out = Output::default();
         let frame = hb(7, 9);
         let before_midnight = 20_000 * NANOS_PER_DAY - 1;
-        r.stream(0, before_midnight, None, None, &frame[..6], &mut out);
-        r.stream(0, before_midnight, None, None, &frame[6..], &mut out);
-        r.stream(0, before_midnight + 2, None, None, &frame, &mut out);
-        r.stream(0, before_midnight + 3, None, None, &frame[..4], &mut out);
-        r.stream_end(0, before_midnight + 4, None, &mut out);
+        r.stream(LINK0, before_midnight, None, None, &frame[..6], &mut out);
+        r.stream(LINK0, before_midnight, None, None, &frame[6..], &mut out);
+        r.stream(LINK0, before_midnight + 2, None, None, &frame, &mut out);
+        r.stream(
+            LINK0,
+            before_midnight + 3,
+            None,
+            None,
+            &frame[..4],
+            &mut out,
+        );
+        r.stream_end(LINK0, before_midnight + 4, None, &mut out);
         assert_eq!(out.batches.len(), 2);
         assert_eq!((out.batches[0].receipts, out.batches[1].receipts), (1, 1));
         assert_eq!(out.batches[1].day, 20_000);
-        let c = r.counters(0);
+        let c = r.counters(LINK0);
         assert_eq!(
             (c.seq_duplicates, c.rejects_of(RejectReason::Truncated)),
             (1, 1)

@@ -9,6 +9,11 @@
 //! the writer laid it down whole. Where the bytes after a timestamp are no frame at all, the
 //! reader resynchronises on the next position that holds a timestamp near the last good one
 //! followed by a valid frame, and reports the bytes in between as one reject.
+//!
+//! One reader serves whole files in memory ([`TlogReader::new`]) and streams of any length
+//! ([`read_tlog`], which feeds it a window at a time in bounded memory): in a window that more
+//! bytes will follow, the reader stops, without consuming anything, where a decision would need
+//! bytes past the window's end ("incomplete" is not an error).
 
 use crate::wire::scanner::{STX_V1, STX_V2};
 use crate::wire::signing::SigningKeys;
@@ -19,6 +24,16 @@ const STAMP_LEN: usize = 8;
 /// logs have gaps of about an hour between records (a ground station left running), so this is
 /// loose; it only has to rule out random bytes, which land years away.
 const RESYNC_WINDOW_US: u64 = 7 * 24 * 3600 * 1_000_000;
+/// The longest MAVLink frame: a signed v2 frame with a 255-byte payload.
+const MAX_FRAME_LEN: usize = 10 + 255 + 2 + 13;
+/// Bytes a decision about the record at some offset may read: its stamp, the longest frame, and
+/// the next record's stamp and start marker.
+const LOOKAHEAD: usize = STAMP_LEN + MAX_FRAME_LEN + STAMP_LEN + 1;
+/// A streamed junk run is reported in pieces of at least this many bytes, so a file of garbage
+/// never has to be held whole.
+const MAX_JUNK_HELD: usize = 1 << 20;
+/// How much [`read_tlog`] reads at a time.
+const STREAM_CHUNK: usize = 1 << 20;
 
 #[derive(Debug, Clone, Copy)]
 pub struct TlogRecord<'a> {
@@ -29,21 +44,42 @@ pub struct TlogRecord<'a> {
     pub item: ScanItem<'a>,
 }
 
-/// Iterates over the records of a whole `.tlog` held in memory (a slice or a memory map).
+/// Iterates over the records of a `.tlog` held in memory: a whole file, or one window of a
+/// stream (see [`read_tlog`]).
 pub struct TlogReader<'a, 'k> {
     buf: &'a [u8],
     pos: usize,
     last_good_us: Option<u64>,
     keys: &'k SigningKeys,
+    /// More bytes follow `buf`: stop where a decision needs them.
+    more_coming: bool,
 }
 
 impl<'a, 'k> TlogReader<'a, 'k> {
+    /// A whole file: the end of `buf` is the end of the file.
     pub fn new(buf: &'a [u8], keys: &'k SigningKeys) -> Self {
         Self {
             buf,
             pos: 0,
             last_good_us: None,
             keys,
+            more_coming: false,
+        }
+    }
+
+    /// One window of a stream, continuing from the last good timestamp of the previous one.
+    fn window(
+        buf: &'a [u8],
+        keys: &'k SigningKeys,
+        last_good_us: Option<u64>,
+        more_coming: bool,
+    ) -> Self {
+        Self {
+            buf,
+            pos: 0,
+            last_good_us,
+            keys,
+            more_coming,
         }
     }
 
@@ -77,15 +113,26 @@ impl<'a, 'k> TlogReader<'a, 'k> {
             && matches!(self.buf.get(pos + STAMP_LEN), Some(&STX_V1) | Some(&STX_V2))
     }
 
-    /// The next offset after `from` where a plausible record with a valid frame starts.
-    fn resync(&self, from: usize) -> usize {
-        (from..self.buf.len().saturating_sub(STAMP_LEN))
-            .find(|&p| {
-                matches!(self.buf[p + STAMP_LEN], STX_V1 | STX_V2)
-                    && self.stamp_at(p).is_some_and(|s| self.plausible_stamp(s))
-                    && self.frame_at(p + STAMP_LEN).is_some()
-            })
-            .unwrap_or(self.buf.len())
+    /// The next offset after `from` where a plausible record with a valid frame starts; `None`
+    /// when the answer lies in bytes still to come.
+    fn resync(&self, from: usize) -> Option<usize> {
+        let end = if self.more_coming {
+            self.buf.len().saturating_sub(LOOKAHEAD)
+        } else {
+            self.buf.len().saturating_sub(STAMP_LEN)
+        };
+        let found = (from..end.max(from)).find(|&p| {
+            matches!(self.buf[p + STAMP_LEN], STX_V1 | STX_V2)
+                && self.stamp_at(p).is_some_and(|s| self.plausible_stamp(s))
+                && self.frame_at(p + STAMP_LEN).is_some()
+        });
+        match found {
+            Some(p) => Some(p),
+            None if !self.more_coming => Some(self.buf.len()),
+            // A long junk run is reported in pieces rather than held whole.
+            None if end.saturating_sub(from) >= MAX_JUNK_HELD => Some(end),
+            None => None,
+        }
     }
 
     fn record(&self, offset: usize, stamp: u64, item: ScanItem<'a>) -> TlogRecord<'a> {
@@ -103,7 +150,7 @@ impl<'a> Iterator for TlogReader<'a, '_> {
 
     fn next(&mut self) -> Option<TlogRecord<'a>> {
         let offset = self.pos;
-        if offset >= self.buf.len() {
+        if offset >= self.buf.len() || (self.more_coming && self.buf.len() - offset < LOOKAHEAD) {
             return None;
         }
         let reject = |reason, bytes| {
@@ -162,8 +209,68 @@ impl<'a> Iterator for TlogReader<'a, '_> {
                 _ => {}
             }
         }
-        self.pos = self.resync(offset + 1);
+        self.pos = self.resync(offset + 1)?;
         Some(self.record(offset, stamp, reject(RejectReason::Junk, self.pos - offset)))
+    }
+}
+
+/// Reads a `.tlog` from any reader in bounded memory, giving each record (with its offset in
+/// the whole stream) to `each`, exactly as [`TlogReader::new`] over the whole file would.
+pub fn read_tlog<R: std::io::Read>(
+    input: R,
+    keys: &SigningKeys,
+    each: impl FnMut(TlogRecord<'_>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    read_tlog_in_chunks(input, keys, STREAM_CHUNK, each)
+}
+
+fn read_tlog_in_chunks<R: std::io::Read>(
+    mut input: R,
+    keys: &SigningKeys,
+    chunk: usize,
+    mut each: impl FnMut(TlogRecord<'_>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut buf: Vec<u8> = Vec::new();
+    let mut base = 0usize;
+    let mut last_good_us = None;
+    let mut eof = false;
+    let mut want = chunk;
+    loop {
+        while !eof && buf.len() < want {
+            let start = buf.len();
+            buf.resize(want, 0);
+            match input.read(&mut buf[start..]) {
+                Ok(0) => {
+                    buf.truncate(start);
+                    eof = true;
+                }
+                Ok(n) => buf.truncate(start + n),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => buf.truncate(start),
+                Err(e) => return Err(e),
+            }
+        }
+        let mut reader = TlogReader::window(&buf, keys, last_good_us, !eof);
+        let mut progressed = false;
+        for record in reader.by_ref() {
+            progressed = true;
+            each(TlogRecord {
+                offset: base + record.offset,
+                ..record
+            })?;
+        }
+        if eof {
+            return Ok(());
+        }
+        let consumed = reader.pos;
+        last_good_us = reader.last_good_us;
+        buf.drain(..consumed);
+        base += consumed;
+        // Nothing could be decided in this window: it needs more bytes than it holds.
+        want = if progressed {
+            chunk.max(buf.len())
+        } else {
+            (buf.len() * 2).max(chunk)
+        };
     }
 }
 
@@ -212,6 +319,82 @@ mod tests {
             })
             .collect();
         assert_eq!(read, vec![(0, 0), (stamps[1], 1), (stamps[2], 2), (4, 3)]);
+    }
+
+    /// A reader that hands out at most `n` bytes per call.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.1.min(out.len()).min(self.0.len());
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    fn summary(r: &TlogRecord<'_>) -> (usize, u64, String) {
+        let item = match r.item {
+            ScanItem::Frame(f) => format!("frame {}", f.seq),
+            ScanItem::Reject(rej) => format!("{:?} {}", rej.reason, rej.bytes),
+        };
+        (r.offset, r.utc_us, item)
+    }
+
+    #[test]
+    fn streamed_in_any_window_and_read_size_it_reads_as_the_whole_file() {
+        let mut bytes = Vec::new();
+        let t = 1_790_000_000_000_000u64;
+        for seq in 0..40u8 {
+            bytes.extend_from_slice(&(t + seq as u64 * 1000).to_be_bytes());
+            let mut frame = heartbeat(seq);
+            if seq % 7 == 3 {
+                let last = frame.len() - 1;
+                frame[last] ^= 0xFF; // bad CRC: skipped by its claimed length
+            }
+            bytes.extend_from_slice(&frame);
+            if seq % 11 == 5 {
+                bytes.extend_from_slice(b"junk between records");
+            }
+        }
+        bytes.extend_from_slice(&(t + 99_000).to_be_bytes());
+        bytes.extend_from_slice(&heartbeat(99)[..7]); // cut by the end of the file
+        let keys = SigningKeys::default();
+        let whole: Vec<_> = TlogReader::new(&bytes, &keys)
+            .map(|r| summary(&r))
+            .collect();
+        assert!(whole.iter().any(|r| r.2.starts_with("Junk")));
+        assert!(whole.iter().any(|r| r.2.starts_with("BadCrc")));
+        assert!(whole.last().unwrap().2.starts_with("Truncated"));
+        for chunk in [1usize, 2, 7, 64, 300, 301, 1000, 1 << 20] {
+            for read_size in [1usize, 13, 4096] {
+                let mut streamed = Vec::new();
+                read_tlog_in_chunks(Trickle(&bytes, read_size), &keys, chunk, |r| {
+                    streamed.push(summary(&r));
+                    Ok(())
+                })
+                .unwrap();
+                assert_eq!(streamed, whole, "chunk {chunk}, reads of {read_size}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_junk_run_is_streamed_in_bounded_pieces() {
+        let junk = vec![0x55u8; 3 * MAX_JUNK_HELD];
+        let keys = SigningKeys::default();
+        let (mut total, mut largest) = (0usize, 0usize);
+        read_tlog(&junk[..], &keys, |r| {
+            let ScanItem::Reject(rej) = r.item else {
+                panic!("a frame in junk")
+            };
+            total += rej.bytes;
+            largest = largest.max(rej.bytes);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(total, junk.len());
+        assert!(largest <= 2 * MAX_JUNK_HELD, "a piece of {largest} bytes");
     }
 
     #[test]

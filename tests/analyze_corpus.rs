@@ -3,24 +3,39 @@
 
 mod common;
 
-use foxborne_receiver::analyze::{findings, tlog_receipts, AnalyzeSettings};
+use foxborne_receiver::analyze::{replay_file, Problems, Replay};
 use foxborne_receiver::monitor::event::GapState;
 use foxborne_receiver::monitor::Event;
+use foxborne_receiver::monitor::WatchSettings;
 use std::collections::BTreeMap;
 use std::process::Command;
 
 #[test]
-#[cfg_attr(foxborne_no_corpus, ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS")]
+#[cfg_attr(
+    foxborne_no_corpus,
+    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
+)]
 fn analyze_finds_exactly_the_heartbeat_gaps_pymavlink_finds() {
     let files = common::corpus_files("tlog", "tlog");
     let mut total = 0;
     for path in files {
         let expected = common::pymavlink_expected(&path);
-        let bytes = std::fs::read(&path).unwrap();
-        let events = findings(
-            &tlog_receipts(&bytes, "t"),
-            &AnalyzeSettings::from_config(None),
-        );
+        let mut replay = Replay::new(WatchSettings::default());
+        let mut events = Vec::new();
+        let file = std::fs::File::open(&path).unwrap();
+        replay_file(
+            &path,
+            file,
+            "t",
+            &mut replay,
+            &mut Problems::default(),
+            &mut |e| {
+                events.push(e.clone());
+                Ok(())
+            },
+        )
+        .unwrap();
+        events.extend(replay.finish());
         let closed: Vec<(u8, f64, f64, f64)> = events
             .iter()
             .filter_map(|e| match e {
@@ -83,11 +98,14 @@ fn analyze_finds_exactly_the_heartbeat_gaps_pymavlink_finds() {
 }
 
 #[test]
-#[cfg_attr(foxborne_no_corpus, ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS")]
+#[cfg_attr(
+    foxborne_no_corpus,
+    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
+)]
 fn tlog_convert_gives_pymavlink_message_counts() {
     let files = common::corpus_files("tlog", "tlog");
-    let out_dir = std::env::temp_dir().join(format!("foxborne-convert-{}", std::process::id()));
-    std::fs::create_dir_all(&out_dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path();
     for path in files {
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
         let out = out_dir.join(format!("{name}.jsonl"));
@@ -134,5 +152,4 @@ fn tlog_convert_gives_pymavlink_message_counts() {
             "{name}"
         );
     }
-    let _ = std::fs::remove_dir_all(&out_dir);
 }

@@ -3,9 +3,9 @@
 
 mod common;
 
+use foxborne_receiver::tlog::TlogReader;
 use foxborne_receiver::wire::signing::SigningKeys;
 use foxborne_receiver::wire::{RejectReason, ScanItem, StreamScanner, Version};
-use foxborne_receiver::tlog::TlogReader;
 use std::collections::BTreeMap;
 
 #[derive(Default, Debug)]
@@ -54,7 +54,10 @@ fn as_counts(v: &serde_json::Value) -> BTreeMap<String, u64> {
 }
 
 #[test]
-#[cfg_attr(foxborne_no_corpus, ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS")]
+#[cfg_attr(
+    foxborne_no_corpus,
+    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
+)]
 fn tlogs_match_pymavlink_counts() {
     let files = common::corpus_files("tlog", "tlog");
     assert!(
@@ -139,7 +142,10 @@ fn scan_raw(bytes: &[u8], chunk: usize) -> (Vec<(u8, u8, u32, u8)>, BTreeMap<Rej
 }
 
 #[test]
-#[cfg_attr(foxborne_no_corpus, ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS")]
+#[cfg_attr(
+    foxborne_no_corpus,
+    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
+)]
 fn raw_captures_give_the_frame_counts_their_readme_states() {
     let dir = common::corpus_dir();
     let v2 = std::fs::read(dir.join("tlog/nodemavlink_mavlink-v2-3412-packets.raw")).unwrap();

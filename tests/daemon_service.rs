@@ -169,11 +169,7 @@ fn check_config(text: &str) -> (Option<i32>, String, String) {
         .tempdir()
         .unwrap();
     let path = dir.path().join("receiver.toml");
-    std::fs::write(
-        &path,
-        text.replace("{dir}", dir.path().to_str().unwrap()),
-    )
-    .unwrap();
+    std::fs::write(&path, text.replace("{dir}", dir.path().to_str().unwrap())).unwrap();
     let out = Command::new(common::binary())
         .args(["check-config", "--config"])
         .arg(&path)

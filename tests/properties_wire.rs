@@ -5,11 +5,11 @@
 
 mod common;
 
+use foxborne_receiver::tlog::TlogReader;
 use foxborne_receiver::wire::build::{self, Header};
 use foxborne_receiver::wire::dialect;
 use foxborne_receiver::wire::signing::{Signature, SigningKeys};
 use foxborne_receiver::wire::{DatagramScanner, RejectReason, ScanItem, StreamScanner, Version};
-use foxborne_receiver::tlog::TlogReader;
 use proptest::prelude::*;
 use std::sync::OnceLock;
 
@@ -507,7 +507,10 @@ fn the_property_helpers_can_fail() {
 }
 
 #[test]
-#[cfg_attr(foxborne_no_corpus, ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS")]
+#[cfg_attr(
+    foxborne_no_corpus,
+    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
+)]
 fn whole_corpus_files_are_accounted_for() {
     let keys = SigningKeys::default();
     for path in common::corpus_files("tlog", "tlog") {

@@ -13,7 +13,10 @@ fn temp(name: &str) -> std::path::PathBuf {
 }
 
 #[test]
-#[cfg_attr(foxborne_no_corpus, ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS")]
+#[cfg_attr(
+    foxborne_no_corpus,
+    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
+)]
 fn ingest_exit_codes_through_the_binary() {
     let log = common::corpus_file("ulog", "pyulog_sample_log_small.ulg");
     let dir = temp("codes");

@@ -1,11 +1,11 @@
-//! The `ulog` verbs through `foxborne_receiver::ulog::cmd::run`, as the binary's `main` will
+//! The `ulog` verbs through `foxborne_receiver::cmd::ulog::run`, as the binary's `main` will
 //! call them: report files and their paths, `--out -`, exit codes (0, 3, 4), the quarantine copy
 //! and reason file with the original untouched, `info`, and `record` by message and by offset.
 
 mod common;
 
 use clap::Parser;
-use foxborne_receiver::ulog::cmd::{run, UlogCommand};
+use foxborne_receiver::cmd::ulog::{run, UlogCommand};
 use foxborne_receiver::ulog::writer::UlogWriter;
 use std::path::{Path, PathBuf};
 
@@ -255,7 +255,10 @@ fn record_shows_one_message_by_number_and_by_offset() {
 }
 
 #[test]
-#[cfg_attr(foxborne_no_corpus, ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS")]
+#[cfg_attr(
+    foxborne_no_corpus,
+    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
+)]
 fn record_of_a_nested_sample_in_a_corpus_log() {
     let dir = common::corpus_dir();
     let log = dir.join("ulog/px4ulogrs_esc_status_log.ulg");

@@ -187,7 +187,10 @@ fn the_allocation_counter_sees_allocations() {
 }
 
 #[test]
-#[cfg_attr(foxborne_no_corpus, ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS")]
+#[cfg_attr(
+    foxborne_no_corpus,
+    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
+)]
 fn whole_corpus_logs_read_identically_through_a_trickle() {
     for log in common::corpus_logs() {
         let bytes = std::fs::read(&log).unwrap();

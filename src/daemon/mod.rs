@@ -10,17 +10,18 @@ pub mod kernel_clock;
 pub mod notify;
 pub mod pipeline;
 pub mod serial;
-pub mod status;
 pub mod udp;
 
-use crate::config::{Config, LinkKind};
-use crate::http::{HttpState, Published};
+use crate::config::{Config, LinkTransport};
+use crate::http::HttpState;
+use crate::link::LinkId;
 use crate::monitor::event::{ReceiverKind, ReceiverState};
-use crate::monitor::{ClockWatch, Event, GapConfig, LatencyConfig, ReceiverEvent, Utc, Watch};
+use crate::monitor::{ClockWatch, Event, ReceiverEvent, UtcTime, Watch};
 use crate::recorder::{Recorder, RecorderSettings};
 use crate::sink::rotating::Framing;
-use crate::sink::webhook::{Endpoint, Webhook};
+use crate::sink::webhook::Webhook;
 use crate::sink::{spawn_writer, RotatingFile, WriterHandle};
+use crate::status::StatusSnapshot;
 use anyhow::Context;
 use events::EventSink;
 use pipeline::{LinkStatus, Pipeline, Sinks};
@@ -40,10 +41,9 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let (input_tx, input_rx) = mpsc::channel(INPUT_QUEUE);
     let mut link_tasks = Vec::new();
     // Bind every UDP socket before anything runs: a port in use is a clear, immediate error.
-    for (i, link) in config.links.iter().enumerate() {
-        let idx = i as u16;
+    for (id, link) in LinkId::all(config.links.len()).zip(&config.links) {
         match &link.kind {
-            LinkKind::Udp { bind, allow } => {
+            LinkTransport::Udp { bind, allow } => {
                 let socket = udp::bind(*bind)
                     .with_context(|| format!("link {}: cannot listen on udp {bind}", link.name))?;
                 let local = socket
@@ -52,7 +52,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
                     .unwrap_or_default();
                 tracing::info!(link = %link.name, %local, "listening");
                 link_tasks.push(tokio::spawn(udp::run(
-                    idx,
+                    id,
                     link.name.clone(),
                     socket,
                     allow.clone(),
@@ -60,7 +60,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
                     shutdown_rx.clone(),
                 )));
             }
-            LinkKind::Serial {
+            LinkTransport::Serial {
                 path,
                 baud,
                 flow_control,
@@ -71,7 +71,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
                     flow_control: *flow_control,
                 };
                 link_tasks.push(tokio::spawn(serial::run(
-                    idx,
+                    id,
                     link.name.clone(),
                     settings,
                     input_tx.clone(),
@@ -82,21 +82,21 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     }
     drop(input_tx);
 
-    let http_listener = tokio::net::TcpListener::bind(config.http_listen)
+    let http_listener = tokio::net::TcpListener::bind(config.http.listen)
         .await
-        .with_context(|| format!("http.listen: cannot listen on {}", config.http_listen))?;
+        .with_context(|| format!("http.listen: cannot listen on {}", config.http.listen))?;
     let http_local = http_listener
         .local_addr()
         .map(|a| a.to_string())
         .unwrap_or_default();
     tracing::info!(local = %http_local, "http listening (/events /status /metrics /healthz)");
     let (sse, _) = tokio::sync::broadcast::channel(1024);
-    let published = Arc::new(std::sync::Mutex::new(Published::default()));
+    let (published, status) = watch::channel(Arc::new(StatusSnapshot::default()));
     let http_task = tokio::spawn(crate::http::serve(
         http_listener,
         HttpState {
             events: sse.clone(),
-            published: published.clone(),
+            status,
             shutdown: shutdown_rx.clone(),
         },
     ));
@@ -124,43 +124,31 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         None
     };
     let events_file = open_stream("events", "events", "jsonl", Framing::Lines)?;
-    let webhook = config.webhook_url.as_deref().map(|url| {
-        let endpoint = Endpoint::parse(url).expect("validated in config");
-        Webhook::spawn(endpoint, config.webhook_queue)
-    });
+    let webhook = config
+        .webhook
+        .as_ref()
+        .map(|w| Webhook::spawn(w.endpoint.clone(), w.queue));
     let events = EventSink {
         file: events_file,
         sse,
         webhook,
     };
     events.emit(&Event::from(ReceiverEvent {
-        utc: Utc(started_utc_ns),
+        utc: UtcTime(started_utc_ns),
         kind: ReceiverKind,
         state: ReceiverState::Start,
         version: Some(env!("CARGO_PKG_VERSION").to_string()),
         message: Some(format!("config {}", config.file.display())),
         detail: Some(config.effective()),
     }));
-    let mut gap = GapConfig::with_threshold_s(config.gap.threshold_s);
-    gap.ignore_sysids = config.gap.ignore_sysids.iter().copied().collect();
-    gap.vehicles = config.gap.vehicles.clone();
-    let latency = LatencyConfig {
-        window_ns: (config.latency.window_s * 1e9) as i64,
-        ..LatencyConfig::default()
-    };
-    let watch = Watch::new(
-        gap,
-        latency,
-        config.latency.report_interval_s,
-        started_utc_ns,
-    );
+    let watch = Watch::new(config.watch_settings(), started_utc_ns);
     let names: Vec<String> = config.links.iter().map(|l| l.name.clone()).collect();
     let recorder = Recorder::new(
         &names,
         RecorderSettings {
             fields_for: config.field_ids.clone(),
-            signing_keys: config.signing_keys.clone(),
-            reject_bad_signatures: config.reject_bad_signatures,
+            signing_keys: config.signing.keys.clone(),
+            reject_bad_signatures: config.signing.reject_bad,
             capture_tlog: config.tlog,
         },
     );
@@ -212,7 +200,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         events,
     } = pipeline.sinks;
     events.emit(&Event::from(ReceiverEvent {
-        utc: Utc(clock::utc_ns()),
+        utc: UtcTime(clock::utc_ns()),
         kind: ReceiverKind,
         state: ReceiverState::Stop,
         version: Some(env!("CARGO_PKG_VERSION").to_string()),

@@ -9,16 +9,21 @@ use super::events::EventSink;
 use super::input::LinkInput;
 use super::kernel_clock;
 use super::notify::Notifier;
-use super::status;
-use crate::http::Published;
+use crate::link::LinkId;
 use crate::monitor::event::{DroppedKind, LinkKind as LinkEventKind, LinkState as LinkEventState};
-use crate::monitor::{ClockWatch, DroppedEvent, Event, LinkEvent, Utc, Watch};
+use crate::monitor::{format_utc_ms, ClockWatch, DroppedEvent, Event, LinkEvent, UtcTime, Watch};
 use crate::recorder::{Output, Recorder};
 use crate::sink::writer::Batch;
 use crate::sink::WriterHandle;
-use std::sync::{Arc, Mutex};
+use crate::status::{
+    ClockSnapshot, LinkSnapshot, MessageCount, SequenceLoss, StatusSnapshot, StreamSnapshot,
+    VehicleSnapshot, WebhookSnapshot,
+};
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::{mpsc, watch, Notify};
 
 /// How many inputs one pass takes before handing output to the writers.
 const MAX_INPUTS_PER_PASS: usize = 512;
@@ -54,9 +59,10 @@ pub struct Pipeline {
     pub clock_watch: ClockWatch,
     pub sinks: Sinks,
     pub links: Vec<LinkStatus>,
-    pub published: Arc<Mutex<Published>>,
+    /// Where the status snapshot is published for `/status`, `/metrics` and the `status` verb.
+    pub published: watch::Sender<Arc<StatusSnapshot>>,
     pub started_utc_ns: i64,
-    pub receipts_by_message: std::collections::BTreeMap<(u16, u8, &'static str), u64>,
+    pub receipts_by_message: BTreeMap<(LinkId, u8, &'static str), u64>,
     pub notifier: Notifier,
     pub last_tick_ns: i64,
     /// Fault injection for the watchdog test (`testing` feature only): while this file exists
@@ -87,7 +93,7 @@ impl Pipeline {
             }
             LinkInput::Up { link, at, detail } => {
                 tracing::info!(link = %self.recorder.link_name(link), %detail, "link up");
-                let status = &mut self.links[link as usize];
+                let status = &mut self.links[link.index()];
                 status.up = Some(true);
                 status.last_change_detail = detail.clone();
                 self.emit_link(link, at.utc_ns, LinkEventState::Up, Some(detail));
@@ -96,14 +102,14 @@ impl Pipeline {
                 self.recorder
                     .stream_end(link, at.utc_ns, Some(at.mono_ns), out);
                 tracing::warn!(link = %self.recorder.link_name(link), %reason, "link down");
-                let status = &mut self.links[link as usize];
+                let status = &mut self.links[link.index()];
                 status.up = Some(false);
                 status.downs += 1;
                 status.last_change_detail = reason.clone();
                 self.emit_link(link, at.utc_ns, LinkEventState::Down, Some(reason));
             }
             LinkInput::Denied { link, peer, .. } => {
-                let status = &mut self.links[link as usize];
+                let status = &mut self.links[link.index()];
                 if status.denied == 0 {
                     tracing::warn!(link = %self.recorder.link_name(link), %peer, "datagram from outside the allow-list dropped (further ones counted only)");
                 }
@@ -112,9 +118,9 @@ impl Pipeline {
         }
     }
 
-    fn emit_link(&self, link: u16, utc_ns: i64, state: LinkEventState, reason: Option<String>) {
+    fn emit_link(&self, link: LinkId, utc_ns: i64, state: LinkEventState, reason: Option<String>) {
         let event = LinkEvent {
-            utc: Utc(utc_ns),
+            utc: UtcTime(utc_ns),
             kind: LinkEventKind,
             link: self.recorder.link_name(link).to_string(),
             state,
@@ -203,12 +209,12 @@ impl Pipeline {
                     "records dropped: the disk did not keep up and the buffer is full"
                 );
                 let event = DroppedEvent {
-                    utc: Utc(now),
+                    utc: UtcTime(now),
                     kind: DroppedKind,
                     stream: writer.name().to_string(),
                     count: d.lines,
-                    first_utc: Utc(d.first_utc_ns),
-                    last_utc: Utc(d.last_utc_ns),
+                    first_utc: UtcTime(d.first_utc_ns),
+                    last_utc: UtcTime(d.last_utc_ns),
                     reason: writer
                         .stats
                         .last_error
@@ -221,22 +227,143 @@ impl Pipeline {
         }
         self.report_link_errors(now);
         let dt = (now - self.last_tick_ns) as f64 / 1e9;
-        for i in 0..self.links.len() {
-            let receipts = self.recorder.counters(i as u16).receipts;
-            let status = &mut self.links[i];
+        for link in LinkId::all(self.links.len()) {
+            let receipts = self.recorder.counters(link).receipts;
+            let status = &mut self.links[link.index()];
             if dt > 0.0 {
                 status.rate_per_s = (receipts - status.receipts_at_tick) as f64 / dt;
             }
             status.receipts_at_tick = receipts;
         }
         self.last_tick_ns = now;
-        let published = Published {
-            status_json: status::status_json(self, now).to_string(),
-            metrics_text: status::metrics_text(self),
-        };
-        *self.published.lock().expect("not poisoned") = published;
+        self.published.send_replace(Arc::new(self.snapshot(now)));
         let summary = self.summary(now);
         self.notifier.status(&summary);
+    }
+
+    /// The daemon's state as one plain value (see [`crate::status`]).
+    fn snapshot(&self, now_ns: i64) -> StatusSnapshot {
+        let link_names: Vec<String> = LinkId::all(self.links.len())
+            .map(|l| self.recorder.link_name(l).to_string())
+            .collect();
+        let mut loss_by_sysid: BTreeMap<u8, (u64, u64)> = BTreeMap::new();
+        let mut lost_by_link: BTreeMap<(LinkId, u8), u64> = BTreeMap::new();
+        for ((link, sysid, _), stats) in self.recorder.sequences().stats() {
+            let e = loss_by_sysid.entry(sysid).or_default();
+            e.0 += stats.received;
+            e.1 += stats.lost;
+            *lost_by_link.entry((link, sysid)).or_default() += stats.lost;
+        }
+        let ms = |ns: i64| ns as f64 / 1e6;
+        let vehicles = self
+            .watch
+            .gap
+            .vehicles()
+            .into_iter()
+            .map(|v| {
+                let latency = self.watch.latency.estimate(v.sysid, now_ns);
+                let on_utc = latency.filter(|l| l.clock_offset_ns.is_none());
+                let (received, lost) = loss_by_sysid.get(&v.sysid).copied().unwrap_or_default();
+                VehicleSnapshot {
+                    sysid: v.sysid,
+                    name: v.name.clone(),
+                    links: v.links.clone(),
+                    last_heard_utc: v.last_recv_ns.map(format_utc_ms),
+                    heartbeat_age_s: v.last_recv_ns.map(|t| (now_ns - t) as f64 / 1e9),
+                    expected_interval_s: v.expected_interval_ns as f64 / 1e9,
+                    open_gap: v
+                        .open_gap
+                        .as_ref()
+                        .and_then(|g| serde_json::to_value(g).ok()),
+                    latency_p50_ms: on_utc.map(|l| ms(l.p50_ns)),
+                    latency_p95_ms: on_utc.map(|l| ms(l.p95_ns)),
+                    latency_max_ms: on_utc.map(|l| ms(l.max_ns)),
+                    clock_offset_ms: latency.and_then(|l| l.clock_offset_ns).map(ms),
+                    loss_percent: if received + lost == 0 {
+                        0.0
+                    } else {
+                        100.0 * lost as f64 / (received + lost) as f64
+                    },
+                }
+            })
+            .collect();
+        let links = LinkId::all(self.links.len())
+            .map(|link| {
+                let c = self.recorder.counters(link);
+                let l = &self.links[link.index()];
+                LinkSnapshot {
+                    name: link_names[link.index()].clone(),
+                    up: l.up,
+                    detail: l.last_change_detail.clone(),
+                    receipts: c.receipts,
+                    bytes: c.bytes,
+                    bytes_skipped: c.bytes_skipped,
+                    rejects: crate::wire::RejectReason::ALL
+                        .iter()
+                        .map(|r| (r.as_str().to_string(), c.rejects_of(*r)))
+                        .collect(),
+                    denied: l.denied,
+                    seq_lost: c.seq_lost,
+                    downs: l.downs,
+                    rate_per_s: l.rate_per_s,
+                }
+            })
+            .collect();
+        let stream = |w: &WriterHandle| StreamSnapshot {
+            name: w.name().to_string(),
+            lines_written: w.stats.lines_written.load(Ordering::Relaxed),
+            bytes_written: w.stats.bytes_written.load(Ordering::Relaxed),
+            pending_bytes: w.stats.pending_bytes.load(Ordering::Relaxed),
+            dropped_lines: w.stats.dropped_lines.load(Ordering::Relaxed),
+            write_errors: w.stats.write_errors.load(Ordering::Relaxed),
+            write_lag_s: w.stats.last_write_lag_ns.load(Ordering::Relaxed) as f64 / 1e9,
+        };
+        let streams = [
+            Some(&self.sinks.receive),
+            self.sinks.tlog.as_ref(),
+            Some(&self.sinks.events.file),
+        ]
+        .into_iter()
+        .flatten()
+        .map(stream)
+        .collect();
+        StatusSnapshot {
+            utc: format_utc_ms(now_ns),
+            started_utc: format_utc_ms(self.started_utc_ns),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            clock: self.clock_watch.status().map(|c| ClockSnapshot {
+                synchronised: c.synchronised,
+                max_error_us: c.max_error_us,
+            }),
+            vehicles,
+            links,
+            receive_log: stream(&self.sinks.receive),
+            streams,
+            open_gaps: self.watch.gap.open_gaps().len(),
+            receipts: self
+                .receipts_by_message
+                .iter()
+                .map(|((link, sysid, msg), n)| MessageCount {
+                    link: link_names[link.index()].clone(),
+                    sysid: *sysid,
+                    msg: msg.to_string(),
+                    count: *n,
+                })
+                .collect(),
+            sequence_lost: lost_by_link
+                .into_iter()
+                .map(|((link, sysid), lost)| SequenceLoss {
+                    link: link_names[link.index()].clone(),
+                    sysid,
+                    lost,
+                })
+                .collect(),
+            webhook: self.sinks.events.webhook.as_ref().map(|h| WebhookSnapshot {
+                sent: h.stats.sent.load(Ordering::Relaxed),
+                dropped: h.stats.dropped.load(Ordering::Relaxed),
+                failed_attempts: h.stats.failed_attempts.load(Ordering::Relaxed),
+            }),
+        }
     }
 
     /// The one-line STATUS= summary: links up, vehicles heard, open gaps.
@@ -248,8 +375,8 @@ impl Pipeline {
             .filter(|v| v.last_recv_ns.is_some_and(|t| now - t < 60_000_000_000))
             .count();
         let gaps = self.watch.gap.open_gaps().len();
-        let receipts: u64 = (0..self.links.len())
-            .map(|i| self.recorder.counters(i as u16).receipts)
+        let receipts: u64 = LinkId::all(self.links.len())
+            .map(|link| self.recorder.counters(link).receipts)
             .sum();
         format!(
             "links up {up}/{}, vehicles heard {heard}, open gaps {gaps}, receipts {receipts}",
@@ -260,9 +387,9 @@ impl Pipeline {
     /// One `link` event with state `errors` per link whose reject counts grew since its last one,
     /// at most every [`ERROR_REPORT_NS`]: operators see bad data arriving without a line per frame.
     fn report_link_errors(&mut self, now: i64) {
-        for i in 0..self.links.len() {
-            let counters = self.recorder.counters(i as u16).clone();
-            let status = &mut self.links[i];
+        for link in LinkId::all(self.links.len()) {
+            let counters = self.recorder.counters(link).clone();
+            let status = &mut self.links[link.index()];
             if counters.rejects == status.reported_rejects
                 || now - status.reported_at_ns < ERROR_REPORT_NS
             {
@@ -282,9 +409,9 @@ impl Pipeline {
             status.reported_rejects = counters.rejects;
             status.reported_at_ns = now;
             let event = LinkEvent {
-                utc: Utc(now),
+                utc: UtcTime(now),
                 kind: LinkEventKind,
-                link: self.recorder.link_name(i as u16).to_string(),
+                link: self.recorder.link_name(link).to_string(),
                 state: LinkEventState::Errors,
                 reason: Some("frames rejected since the last report".to_string()),
                 counts: Some(counts),

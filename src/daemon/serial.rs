@@ -5,6 +5,7 @@
 use super::clock;
 use super::input::LinkInput;
 use crate::config::FlowControl;
+use crate::link::LinkId;
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
@@ -39,7 +40,7 @@ fn open(settings: &SerialSettings) -> Result<tokio_serial::SerialStream, String>
 }
 
 pub async fn run(
-    link: u16,
+    link: LinkId,
     name: String,
     settings: SerialSettings,
     tx: mpsc::Sender<LinkInput>,

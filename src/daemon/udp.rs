@@ -2,8 +2,9 @@
 
 use super::clock;
 use super::input::LinkInput;
-use crate::config::Network;
+use crate::link::LinkId;
 use crate::receipt::json_string;
+use ipnet::IpNet;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::net::UdpSocket;
@@ -19,13 +20,25 @@ pub fn bind(addr: SocketAddr) -> std::io::Result<UdpSocket> {
 }
 
 pub async fn run(
-    link: u16,
+    link: LinkId,
     name: String,
     socket: UdpSocket,
-    allow: Vec<Network>,
+    allow: Vec<IpNet>,
     tx: mpsc::Sender<LinkInput>,
     mut shutdown: watch::Receiver<bool>,
 ) {
+    let local = socket
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    let up = LinkInput::Up {
+        link,
+        at: clock::stamp(),
+        detail: format!("listening on udp {local}"),
+    };
+    if tx.send(up).await.is_err() {
+        return;
+    }
     let mut buf = vec![0u8; 65_536];
     let mut last_peer: Option<(SocketAddr, Arc<str>)> = None;
     let mut stopping = false;
@@ -56,7 +69,11 @@ pub async fn run(
                 continue;
             }
         };
-        if !allow.is_empty() && !allow.iter().any(|net| net.contains(peer.ip())) {
+        if !allow.is_empty()
+            && !allow
+                .iter()
+                .any(|net| crate::config::network_contains(net, peer.ip()))
+        {
             if tx
                 .send(LinkInput::Denied {
                     link,

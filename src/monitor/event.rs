@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::utc::Utc;
+use super::utc::UtcTime;
 
 /// Defines a unit struct that serialises as one fixed string and only deserialises from it.
 macro_rules! event_kind {
@@ -90,17 +90,17 @@ pub enum GapState {
 /// offline findings identical.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GapEvent {
-    pub utc: Utc,
+    pub utc: UtcTime,
     pub kind: TelemetryGapKind,
     pub sysid: u8,
     pub state: GapState,
     /// The last HEARTBEAT before the gap; null for an expected vehicle never heard since start.
-    pub last_recv_utc: Option<Utc>,
+    pub last_recv_utc: Option<UtcTime>,
     /// Where the finding sits: one expected interval after the last receipt (or after the
     /// detector's start for a vehicle never heard).
-    pub due_utc: Utc,
+    pub due_utc: UtcTime,
     /// The HEARTBEAT that ended the gap (`closed` only).
-    pub next_recv_utc: Option<Utc>,
+    pub next_recv_utc: Option<UtcTime>,
     /// Seconds from `last_recv_utc` (or the start) to `next_recv_utc` (`closed` only; also null
     /// when the closing receipt is stamped before the last one, the receiving clock having
     /// stepped back, so the length is unknown).
@@ -123,7 +123,7 @@ pub struct GapEvent {
 /// clock offset when its clock is plainly not on UTC (then the latency figures are null).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyEvent {
-    pub utc: Utc,
+    pub utc: UtcTime,
     pub kind: LatencyKind,
     pub sysid: u8,
     /// Samples in the window.
@@ -161,7 +161,7 @@ pub enum ClockState {
 /// A `clock` event: the receiver's NTP synchronisation was lost or regained.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClockEvent {
-    pub utc: Utc,
+    pub utc: UtcTime,
     pub kind: ClockKind,
     pub state: ClockState,
     pub synchronised: bool,
@@ -180,7 +180,7 @@ pub enum LinkState {
 /// A `link` event (built by the daemon).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LinkEvent {
-    pub utc: Utc,
+    pub utc: UtcTime,
     pub kind: LinkKind,
     pub link: String,
     pub state: LinkState,
@@ -205,7 +205,7 @@ pub enum ReceiverState {
 /// A `receiver` event (built by the daemon).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReceiverEvent {
-    pub utc: Utc,
+    pub utc: UtcTime,
     pub kind: ReceiverKind,
     pub state: ReceiverState,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -220,13 +220,13 @@ pub struct ReceiverEvent {
 /// A `dropped` event: records the daemon finally had to drop, with their count and time span.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DroppedEvent {
-    pub utc: Utc,
+    pub utc: UtcTime,
     pub kind: DroppedKind,
     /// Which stream lost records, e.g. `receive`, `events`, `webhook`.
     pub stream: String,
     pub count: u64,
-    pub first_utc: Utc,
-    pub last_utc: Utc,
+    pub first_utc: UtcTime,
+    pub last_utc: UtcTime,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
@@ -246,7 +246,7 @@ pub enum Event {
 
 impl Event {
     /// The event's `utc`.
-    pub fn utc(&self) -> Utc {
+    pub fn utc(&self) -> UtcTime {
         match self {
             Event::TelemetryGap(event) => event.utc,
             Event::Latency(event) => event.utc,
@@ -319,8 +319,8 @@ mod tests {
     use crate::monitor::title::OBSERVED;
     use crate::monitor::utc::parse_utc_ns;
 
-    fn at(text: &str) -> Utc {
-        Utc(parse_utc_ns(text).unwrap())
+    fn at(text: &str) -> UtcTime {
+        UtcTime(parse_utc_ns(text).unwrap())
     }
 
     fn closed_gap() -> GapEvent {
@@ -380,7 +380,7 @@ mod tests {
     #[test]
     fn latency_event_omits_unknown_clock_status() {
         let event = LatencyEvent {
-            utc: Utc(0),
+            utc: UtcTime(0),
             kind: LatencyKind,
             sysid: 1,
             count: 3,
@@ -405,14 +405,14 @@ mod tests {
     fn events_deserialise_back_by_kind() {
         let gap = Event::from(closed_gap());
         let clock = Event::from(ClockEvent {
-            utc: Utc(1_000_000),
+            utc: UtcTime(1_000_000),
             kind: ClockKind,
             state: ClockState::Lost,
             synchronised: false,
             max_error_us: 16_000_000,
         });
         let link = Event::from(LinkEvent {
-            utc: Utc(2_000_000),
+            utc: UtcTime(2_000_000),
             kind: LinkKind,
             link: "usb0".into(),
             state: LinkState::Down,

@@ -42,7 +42,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::event::{GapEvent, GapState, TelemetryGapKind};
 use super::title::{gap_title, OBSERVED};
-use super::utc::{ns_to_seconds, seconds_to_ns, Utc, NANOS_PER_SECOND};
+use super::utc::{ns_to_seconds, seconds_to_ns, UtcTime, NANOS_PER_SECOND};
 
 /// Settings of the gap detector (config section `[gap]` plus tuning with sensible defaults).
 #[derive(Debug, Clone, PartialEq)]
@@ -294,12 +294,12 @@ fn open_event(config: &GapConfig, sysid: u8, state: &SystemState) -> GapEvent {
         .saturating_add(config.threshold_ns)
         .saturating_add(1);
     GapEvent {
-        utc: Utc(fell_due_ns),
+        utc: UtcTime(fell_due_ns),
         kind: TelemetryGapKind,
         sysid,
         state: GapState::Open,
-        last_recv_utc: state.last_recv_ns.map(Utc),
-        due_utc: Utc(state.silent_since_ns.saturating_add(interval_ns)),
+        last_recv_utc: state.last_recv_ns.map(UtcTime),
+        due_utc: UtcTime(state.silent_since_ns.saturating_add(interval_ns)),
         next_recv_utc: None,
         gap_s: None,
         title: None,
@@ -317,9 +317,9 @@ fn closed_event(open: GapEvent, state: &SystemState, next_recv_ns: i64) -> GapEv
     // stepped back): then the length of the gap is unknown, and no figure is better than a wrong one.
     let gap_ns = Some(next_recv_ns - state.silent_since_ns).filter(|&gap| gap >= 0);
     GapEvent {
-        utc: Utc(next_recv_ns),
+        utc: UtcTime(next_recv_ns),
         state: GapState::Closed,
-        next_recv_utc: Some(Utc(next_recv_ns)),
+        next_recv_utc: Some(UtcTime(next_recv_ns)),
         gap_s: gap_ns.map(ns_to_seconds),
         title: gap_ns.map(gap_title),
         // Links as of the close, so the link that brought the system back is listed.
@@ -387,9 +387,9 @@ mod tests {
         let open = &opened[0];
         assert_eq!(open.state, GapState::Open);
         assert_eq!(open.sysid, 4);
-        assert_eq!(open.utc, Utc(deadline));
-        assert_eq!(open.last_recv_utc, Some(Utc(T0 + 4 * SECOND)));
-        assert_eq!(open.due_utc, Utc(T0 + 5 * SECOND));
+        assert_eq!(open.utc, UtcTime(deadline));
+        assert_eq!(open.last_recv_utc, Some(UtcTime(T0 + 4 * SECOND)));
+        assert_eq!(open.due_utc, UtcTime(T0 + 5 * SECOND));
         assert_eq!(open.expected_interval_s, 1.0);
         assert_eq!(open.threshold_s, 3.0);
         assert_eq!(open.links, vec!["radio1".to_string()]);
@@ -409,8 +409,8 @@ mod tests {
         assert_eq!(closed.len(), 1);
         let closed = &closed[0];
         assert_eq!(closed.state, GapState::Closed);
-        assert_eq!(closed.utc, Utc(next));
-        assert_eq!(closed.next_recv_utc, Some(Utc(next)));
+        assert_eq!(closed.utc, UtcTime(next));
+        assert_eq!(closed.next_recv_utc, Some(UtcTime(next)));
         assert_eq!(closed.gap_s, Some(6.962));
         assert_eq!(
             closed.title.as_deref(),
@@ -478,7 +478,7 @@ mod tests {
         assert_eq!(events[0].sysid, 22);
         assert_eq!(events[0].state, GapState::Open);
         assert_eq!(events[0].links, vec!["usb0".to_string()]);
-        assert_eq!(events[0].utc, Utc(T0 + 8_500 * MS + 1));
+        assert_eq!(events[0].utc, UtcTime(T0 + 8_500 * MS + 1));
         assert_eq!(
             gaps.next_deadline(),
             Some(T0 + 23 * SECOND + 1),
@@ -511,7 +511,7 @@ mod tests {
         assert_eq!(opened[0].expected_interval_s, 1.0);
         assert_eq!(
             opened[0].last_recv_utc,
-            Some(Utc(T0 + 29 * SECOND + 12 * MS))
+            Some(UtcTime(T0 + 29 * SECOND + 12 * MS))
         );
         assert_eq!(gaps.vehicles().len(), 1);
     }
@@ -546,10 +546,10 @@ mod tests {
         assert_eq!(open.last_recv_utc, None, "never heard");
         assert_eq!(
             open.due_utc,
-            Utc(T0 + SECOND),
+            UtcTime(T0 + SECOND),
             "first heartbeat due one interval after start"
         );
-        assert_eq!(open.utc, Utc(T0 + 3 * SECOND + 1));
+        assert_eq!(open.utc, UtcTime(T0 + 3 * SECOND + 1));
         assert!(open.links.is_empty());
 
         let closed = gaps.on_heartbeat(22, "usb0", T0 + 10 * SECOND);
@@ -672,7 +672,7 @@ mod tests {
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].state, GapState::Closed);
         assert_eq!((events[0].gap_s, events[0].title.as_deref()), (None, None));
-        assert_eq!(events[0].next_recv_utc, Some(Utc(T0)));
+        assert_eq!(events[0].next_recv_utc, Some(UtcTime(T0)));
     }
 
     /// The shape of `olivieri_20211208-151717.tlog`: the ground clock goes back ~7 min while
@@ -690,15 +690,19 @@ mod tests {
             events.extend(gaps.poll(at));
             events.extend(gaps.on_heartbeat(10, "radio1", at));
         }
-        let found: Vec<(GapState, Option<Utc>, Option<f64>)> = events
+        let found: Vec<(GapState, Option<UtcTime>, Option<f64>)> = events
             .iter()
             .map(|e| (e.state, e.last_recv_utc, e.gap_s))
             .collect();
         assert_eq!(
             found,
             [
-                (GapState::Open, Some(Utc(T0 + 50 * SECOND)), None),
-                (GapState::Closed, Some(Utc(T0 + 50 * SECOND)), Some(3_369.0)),
+                (GapState::Open, Some(UtcTime(T0 + 50 * SECOND)), None),
+                (
+                    GapState::Closed,
+                    Some(UtcTime(T0 + 50 * SECOND)),
+                    Some(3_369.0)
+                ),
             ]
         );
     }
@@ -728,7 +732,7 @@ mod tests {
         // Spacings 0.5, 0.5, 0.5, 2.0: median 0.5 s.
         assert_eq!(gaps.vehicles()[0].expected_interval_ns, 500 * MS);
         let events = gaps.on_heartbeat(8, "radio1", T0 + 8_500 * MS);
-        assert_eq!(events[0].due_utc, Utc(T0 + 4_000 * MS));
+        assert_eq!(events[0].due_utc, UtcTime(T0 + 4_000 * MS));
         assert_eq!(events[0].expected_interval_s, 0.5);
 
         // A burst of 10 ms spacings is clamped to the 50 ms floor.
@@ -780,17 +784,17 @@ mod tests {
             .iter()
             .flat_map(|&b| gaps.on_heartbeat(1, "vtol", ms(b)))
             .collect();
-        let closed: Vec<(Option<Utc>, Option<Utc>, String)> = events
+        let closed: Vec<(Option<UtcTime>, Option<UtcTime>, String)> = events
             .iter()
             .filter(|e| e.state == GapState::Closed)
             .map(|e| (e.last_recv_utc, e.next_recv_utc, e.title.clone().unwrap()))
             .collect();
-        let expected: Vec<(Option<Utc>, Option<Utc>, String)> = expected_gaps
+        let expected: Vec<(Option<UtcTime>, Option<UtcTime>, String)> = expected_gaps
             .iter()
             .map(|&(last, next, figure)| {
                 (
-                    Some(Utc(ms(last))),
-                    Some(Utc(ms(next))),
+                    Some(UtcTime(ms(last))),
+                    Some(UtcTime(ms(next))),
                     format!("Heartbeat due and not received. Nothing for {figure} s"),
                 )
             })

@@ -31,7 +31,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use super::event::{LatencyEvent, LatencyKind};
 use super::ntp::ClockStatus;
-use super::utc::{ns_to_millis, ns_to_seconds, Utc, NANOS_PER_MILLI, NANOS_PER_SECOND};
+use super::utc::{ns_to_millis, ns_to_seconds, UtcTime, NANOS_PER_MILLI, NANOS_PER_SECOND};
 
 /// Settings of the latency estimator.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,7 +74,7 @@ pub enum WindowRestart {
 
 /// What [`LatencyEstimator::observe`] did with a SYSTEM_TIME receipt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Observation {
+pub struct SampleOutcome {
     /// The receipt became a sample (false when `time_unix_usec` was zero).
     pub recorded: bool,
     /// The system's window was emptied before this receipt, and why.
@@ -159,7 +159,7 @@ impl LatencyEstimator {
         recv_utc_ns: i64,
         time_unix_usec: u64,
         time_boot_ms: u32,
-    ) -> Observation {
+    ) -> SampleOutcome {
         let config = &self.config;
         let clock = self.systems.entry(sysid).or_default();
         let mut restarted = None;
@@ -181,7 +181,7 @@ impl LatencyEstimator {
         }
 
         if time_unix_usec == 0 {
-            return Observation {
+            return SampleOutcome {
                 recorded: false,
                 restarted,
             };
@@ -210,7 +210,7 @@ impl LatencyEstimator {
         let latency_ns = latency.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
         clock.samples.push_back((recv_utc_ns, latency_ns));
         prune(config, clock, recv_utc_ns);
-        Observation {
+        SampleOutcome {
             recorded: true,
             restarted,
         }
@@ -260,7 +260,7 @@ impl LatencyEstimator {
                 let latency_ms =
                     |ns: i64| estimate.clock_offset_ns.is_none().then(|| ns_to_millis(ns));
                 Some(LatencyEvent {
-                    utc: Utc(now_ns),
+                    utc: UtcTime(now_ns),
                     kind: LatencyKind,
                     sysid,
                     count: estimate.count,
@@ -387,7 +387,7 @@ mod tests {
             (event.synchronised, event.max_error_us),
             (Some(true), Some(15_000))
         );
-        assert_eq!(event.utc, Utc(now));
+        assert_eq!(event.utc, UtcTime(now));
         assert!(estimator.report(now, None)[0].synchronised.is_none());
     }
 
@@ -430,7 +430,7 @@ mod tests {
         let seen = estimator.observe(3, T0, 0, 5_000);
         assert_eq!(
             seen,
-            Observation {
+            SampleOutcome {
                 recorded: false,
                 restarted: None
             }

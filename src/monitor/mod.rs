@@ -1,6 +1,6 @@
 //! Pure monitors over receipts, shared by the live daemon and `analyze`: the telemetry_gap
 //! detector ([`gap`]), the SYSTEM_TIME latency estimator ([`latency`]), the receiver clock watch
-//! ([`ntp`]), and the events they produce ([`event`]).
+//! ([`ntp`]), what they are fed ([`input`]) and the events they produce ([`event`]).
 //!
 //! Nothing in this module reads a clock, opens a socket or touches a file. Time is always an
 //! argument: UTC as `i64` nanoseconds since the Unix epoch ([`utc`]). Each handler returns what
@@ -9,6 +9,7 @@
 
 pub mod event;
 pub mod gap;
+pub mod input;
 pub mod latency;
 pub mod ntp;
 pub mod title;
@@ -20,11 +21,12 @@ pub use event::{
     LinkState, ReceiverEvent, ReceiverState,
 };
 pub use gap::{GapConfig, GapDetector, VehicleStatus};
+pub use input::MonitorInput;
 pub use latency::{
-    send_window, LatencyConfig, LatencyEstimate, LatencyEstimator, Observation, SendWindow,
+    send_window, LatencyConfig, LatencyEstimate, LatencyEstimator, SampleOutcome, SendWindow,
     WindowRestart,
 };
 pub use ntp::{ClockStatus, ClockWatch};
 pub use title::{gap_title, OBSERVED};
-pub use utc::{format_utc_ms, parse_utc_ns, Utc};
-pub use watch::Watch;
+pub use utc::{format_utc_ms, parse_utc_ns, UtcTime};
+pub use watch::{Watch, WatchSettings};

@@ -7,7 +7,7 @@
 //! the kernel or a clock.
 
 use super::event::{ClockEvent, ClockKind, ClockState};
-use super::utc::Utc;
+use super::utc::UtcTime;
 
 /// One reading of the kernel's clock discipline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,7 +57,7 @@ impl ClockWatch {
             _ => return None,
         };
         Some(ClockEvent {
-            utc: Utc(utc_ns),
+            utc: UtcTime(utc_ns),
             kind: ClockKind,
             state,
             synchronised,
@@ -93,7 +93,7 @@ mod tests {
         let lost = watch.observe(false, 16_000_000, 3).unwrap();
         assert_eq!(
             (lost.state, lost.synchronised, lost.max_error_us, lost.utc),
-            (ClockState::Lost, false, 16_000_000, Utc(3))
+            (ClockState::Lost, false, 16_000_000, UtcTime(3))
         );
         assert_eq!(
             watch.observe(false, 16_500_000, 4),

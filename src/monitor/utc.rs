@@ -59,32 +59,32 @@ pub fn ns_to_millis(span_ns: i64) -> f64 {
 /// Events keep the exact nanoseconds (so tests and callers compare numbers) and only the JSON
 /// form is rounded to the millisecond.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Utc(pub i64);
+pub struct UtcTime(pub i64);
 
-impl Utc {
+impl UtcTime {
     /// Nanoseconds since the Unix epoch.
     pub fn ns(self) -> i64 {
         self.0
     }
 }
 
-impl std::fmt::Display for Utc {
+impl std::fmt::Display for UtcTime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&format_utc_ms(self.0))
     }
 }
 
-impl Serialize for Utc {
+impl Serialize for UtcTime {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(&format_utc_ms(self.0))
     }
 }
 
-impl<'de> Deserialize<'de> for Utc {
+impl<'de> Deserialize<'de> for UtcTime {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
         parse_utc_ns(&text)
-            .map(Utc)
+            .map(UtcTime)
             .ok_or_else(|| serde::de::Error::custom(format!("not an RFC 3339 time: {text:?}")))
     }
 }
@@ -115,10 +115,10 @@ mod tests {
 
     #[test]
     fn utc_round_trips_through_json_at_millisecond_precision() {
-        let json = serde_json::to_string(&Utc(1_500_000_000_123_456_789)).unwrap();
+        let json = serde_json::to_string(&UtcTime(1_500_000_000_123_456_789)).unwrap();
         assert_eq!(json, "\"2017-07-14T02:40:00.123Z\"");
-        let back: Utc = serde_json::from_str(&json).unwrap();
-        assert_eq!(back, Utc(1_500_000_000_123_000_000));
+        let back: UtcTime = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, UtcTime(1_500_000_000_123_000_000));
     }
 
     #[test]

@@ -5,10 +5,29 @@
 
 use super::event::Event;
 use super::gap::{GapConfig, GapDetector};
+use super::input::MonitorInput;
 use super::latency::{LatencyConfig, LatencyEstimator};
 use super::ntp::ClockStatus;
 use super::utc::seconds_to_ns;
-use crate::recorder::Observation;
+
+/// Everything the watch is configured with. The daemon and `analyze` both get theirs from
+/// [`crate::config::Config::watch_settings`], so offline findings follow the live rules.
+#[derive(Debug, Clone)]
+pub struct WatchSettings {
+    pub gap: GapConfig,
+    pub latency: LatencyConfig,
+    pub report_interval_s: f64,
+}
+
+impl Default for WatchSettings {
+    fn default() -> Self {
+        Self {
+            gap: GapConfig::default(),
+            latency: LatencyConfig::default(),
+            report_interval_s: 10.0,
+        }
+    }
+}
 
 pub struct Watch {
     pub gap: GapDetector,
@@ -18,31 +37,26 @@ pub struct Watch {
 }
 
 impl Watch {
-    pub fn new(
-        gap: GapConfig,
-        latency: LatencyConfig,
-        report_interval_s: f64,
-        start_utc_ns: i64,
-    ) -> Self {
+    pub fn new(settings: WatchSettings, start_utc_ns: i64) -> Self {
         Self {
-            gap: GapDetector::new(gap, start_utc_ns),
-            latency: LatencyEstimator::new(latency),
-            report_interval_ns: seconds_to_ns(report_interval_s).max(1),
+            gap: GapDetector::new(settings.gap, start_utc_ns),
+            latency: LatencyEstimator::new(settings.latency),
+            report_interval_ns: seconds_to_ns(settings.report_interval_s).max(1),
             next_report_ns: None,
         }
     }
 
     /// Tells the monitors of one receipt; returns the gap events it settles (a `closed`, or an
     /// `open` and `closed` when no poll saw the gap).
-    pub fn observe(&mut self, observation: &Observation, link_name: &str) -> Vec<Event> {
+    pub fn observe(&mut self, observation: &MonitorInput, link_name: &str) -> Vec<Event> {
         match *observation {
-            Observation::Heartbeat { sysid, utc_ns, .. } => self
+            MonitorInput::Heartbeat { sysid, utc_ns, .. } => self
                 .gap
                 .on_heartbeat(sysid, link_name, utc_ns)
                 .into_iter()
                 .map(Event::from)
                 .collect(),
-            Observation::SystemTime {
+            MonitorInput::SystemTime {
                 sysid,
                 utc_ns,
                 time_unix_usec,

@@ -23,7 +23,7 @@ pub struct WebhookStats {
 }
 
 /// `http://host:port/path` split for a plain HTTP/1.1 request.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Endpoint {
     pub host_port: String,
     pub host: String,
@@ -31,27 +31,24 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    pub fn parse(url: &str) -> Option<Endpoint> {
-        let rest = url.strip_prefix("http://")?;
-        let (authority, path) = match rest.find('/') {
-            Some(i) => (&rest[..i], &rest[i..]),
-            None => (rest, "/"),
-        };
-        if authority.is_empty() {
-            return None;
+    /// From a checked `http://` URL: its host and port (80 by default) and path with query.
+    pub fn from_url(url: &url::Url) -> Result<Endpoint, String> {
+        let host = url.host_str().ok_or("the URL has no host")?;
+        let port = url.port_or_known_default().ok_or("the URL has no port")?;
+        // `host_str` keeps an IPv6 address in brackets, as the authority writes it.
+        let host_port = format!("{host}:{port}");
+        let mut path = url.path().to_string();
+        if let Some(q) = url.query() {
+            path.push('?');
+            path.push_str(q);
         }
-        let host_port = if authority
-            .rsplit_once(':')
-            .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-        {
-            authority.to_string()
-        } else {
-            format!("{authority}:80")
-        };
-        Some(Endpoint {
+        Ok(Endpoint {
             host_port,
-            host: authority.to_string(),
-            path: path.to_string(),
+            host: match url.port() {
+                Some(p) => format!("{host}:{p}"),
+                None => host.to_string(),
+            },
+            path,
         })
     }
 }
@@ -143,24 +140,4 @@ async fn post(endpoint: &Endpoint, body: &str) -> std::io::Result<()> {
     tokio::time::timeout(IO_TIMEOUT, exchange)
         .await
         .map_err(|_| std::io::Error::other("timed out"))?
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_http_urls() {
-        let e = Endpoint::parse("http://127.0.0.1:9000/alerts").unwrap();
-        assert_eq!(
-            (e.host_port.as_str(), e.path.as_str()),
-            ("127.0.0.1:9000", "/alerts")
-        );
-        let e = Endpoint::parse("http://alerts.local").unwrap();
-        assert_eq!(
-            (e.host_port.as_str(), e.path.as_str()),
-            ("alerts.local:80", "/")
-        );
-        assert!(Endpoint::parse("https://x").is_none());
-    }
 }

@@ -10,9 +10,8 @@
 //!   (topic_stall), `gps` (the time anchor), `profile` (expected topics, failsafe parameters) and
 //!   `display` (number formats);
 //! - the shell: `ingest` (validate, quarantine, reject; file I/O), `inspect` (one record shown),
-//!   `summary` (`ulog info`), `cmd` (the verbs).
+//!   `summary` (`ulog info`). The verbs themselves are in `crate::cmd::ulog`.
 
-pub mod cmd;
 pub mod collect;
 pub mod decoder;
 pub mod display;

@@ -2,6 +2,7 @@
 //! in it are frames lost on the way, repeats are duplicates, and steps backwards are reordering.
 //! Keyed by (link, sysid, compid) because each link is its own path with its own losses.
 
+use crate::link::LinkId;
 use std::collections::HashMap;
 
 /// What one frame's sequence number says, relative to the previous frame from the same sender.
@@ -56,7 +57,7 @@ pub fn classify(previous: u8, seq: u8) -> SeqOutcome {
 
 #[derive(Debug, Default)]
 pub struct SequenceTracker {
-    senders: HashMap<(u16, u8, u8), SeqStats>,
+    senders: HashMap<(LinkId, u8, u8), SeqStats>,
 }
 
 impl SequenceTracker {
@@ -65,7 +66,7 @@ impl SequenceTracker {
     }
 
     /// Records a frame from `(link, sysid, compid)` and says what its sequence number shows.
-    pub fn observe(&mut self, link: u16, sysid: u8, compid: u8, seq: u8) -> SeqOutcome {
+    pub fn observe(&mut self, link: LinkId, sysid: u8, compid: u8, seq: u8) -> SeqOutcome {
         let mut first = false;
         let stats = self
             .senders
@@ -96,7 +97,7 @@ impl SequenceTracker {
         outcome
     }
 
-    pub fn stats(&self) -> impl Iterator<Item = ((u16, u8, u8), &SeqStats)> {
+    pub fn stats(&self) -> impl Iterator<Item = ((LinkId, u8, u8), &SeqStats)> {
         self.senders.iter().map(|(k, v)| (*k, v))
     }
 }
@@ -119,21 +120,22 @@ mod tests {
 
     #[test]
     fn counts_loss_duplicates_and_reordering_per_sender() {
+        let (l0, l1) = (LinkId::FIRST, LinkId::new(1).unwrap());
         let mut t = SequenceTracker::new();
-        assert_eq!(t.observe(0, 1, 1, 250), SeqOutcome::First);
+        assert_eq!(t.observe(l0, 1, 1, 250), SeqOutcome::First);
         for seq in [251u8, 252, 255, 0, 0, 1, 254] {
-            t.observe(0, 1, 1, seq);
+            t.observe(l0, 1, 1, seq);
         }
         // Another sender and the same sender on another link are tracked apart.
-        t.observe(0, 2, 1, 3);
-        t.observe(1, 1, 1, 9);
+        t.observe(l0, 2, 1, 3);
+        t.observe(l1, 1, 1, 9);
         let stats: HashMap<_, _> = t.stats().map(|(k, v)| (k, *v)).collect();
-        let s = stats[&(0, 1, 1)];
+        let s = stats[&(l0, 1, 1)];
         assert_eq!((s.received, s.duplicates, s.out_of_order), (8, 1, 1));
         // 253 and 254 missing, then 254 arrives late: one lost in the end.
         assert_eq!(s.lost, 1);
-        assert_eq!(stats[&(0, 2, 1)].received, 1);
-        assert_eq!(stats[&(1, 1, 1)].lost, 0);
+        assert_eq!(stats[&(l0, 2, 1)].received, 1);
+        assert_eq!(stats[&(l1, 1, 1)].lost, 0);
         assert!((s.loss_percent() - 100.0 / 9.0).abs() < 1e-9);
     }
 }

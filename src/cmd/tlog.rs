@@ -1,36 +1,78 @@
 //! `tlog convert`: ground-station `.tlog` files to receiver JSONL in the receive-log schema.
 //! The record stamp becomes `recv_utc` (with pymavlink's two link bits cleared), `mono_ns` is
-//! null, and rejects are summarised on stderr with their byte offsets.
+//! null, and rejects are summarised on stderr with their byte offsets. Files are streamed, so
+//! memory stays flat whatever their size; a file that is not a `.tlog` is refused (exit 4).
 
+use super::analyze::file_stem;
+use super::UsageError;
+use crate::analyze::WrongKindOfFile;
+use crate::receipt::{self, Arrival, LineOptions, UtcMillis};
+use crate::sniff::{sniff, FileKind, HEAD_LEN};
+use crate::tlog::read_tlog;
 use crate::wire::dialect;
 use crate::wire::signing::SigningKeys;
 use crate::wire::ScanItem;
-use crate::receipt::{self, Arrival, LineOptions, UtcMillis};
-use crate::tlog::TlogReader;
-use anyhow::{bail, Context};
-use std::io::Write;
+use anyhow::Context;
+use clap::Subcommand;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
 /// Rejected records named one by one per file; past this only their count is given.
 const MAX_REJECTS_SHOWN: u64 = 20;
+
+#[derive(Debug, Subcommand)]
+pub enum TlogCommand {
+    /// Convert .tlog files to receiver JSONL (same schema; `mono_ns` is null).
+    Convert {
+        /// Ground-station telemetry logs (.tlog: 8-byte big-endian µs time + MAVLink frame).
+        #[arg(value_name = "FILE.tlog", required = true)]
+        files: Vec<PathBuf>,
+        /// Link name for the receipts (default: the file name without extension).
+        #[arg(long)]
+        link: Option<String>,
+        /// Write here instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Message names whose decoded payload goes in `fields`.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "HEARTBEAT,SYSTEM_TIME,STATUSTEXT"
+        )]
+        fields: Vec<String>,
+    },
+}
+
+pub fn run(cmd: TlogCommand) -> anyhow::Result<u8> {
+    match cmd {
+        TlogCommand::Convert {
+            files,
+            link,
+            out,
+            fields,
+        } => convert(&files, link.as_deref(), out.as_deref(), &fields),
+    }
+}
 
 pub fn convert(
     files: &[PathBuf],
     link: Option<&str>,
     out: Option<&Path>,
     fields: &[String],
-) -> anyhow::Result<()> {
+) -> anyhow::Result<u8> {
     if files.is_empty() {
-        bail!("no .tlog files given");
+        return Err(UsageError("tlog convert: no .tlog files given".into()).into());
     }
     let fields_for = fields
         .iter()
         .map(|n| {
-            dialect::id_of(n).with_context(|| {
-                format!("--fields: `{n}` is not a message of the ardupilotmega dialect")
+            dialect::id_of(n).ok_or_else(|| {
+                UsageError(format!(
+                    "--fields: `{n}` is not a message of the ardupilotmega dialect"
+                ))
             })
         })
-        .collect::<anyhow::Result<Vec<u32>>>()?;
+        .collect::<Result<Vec<u32>, _>>()?;
     let options = LineOptions {
         fields_for,
         signatures_checked: false,
@@ -46,16 +88,25 @@ pub fn convert(
     let mut clock = UtcMillis::default();
     let mut line = Vec::with_capacity(512);
     for file in files {
-        let bytes =
-            std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
-        let name = link.map(str::to_string).unwrap_or_else(|| {
-            file.file_stem()
-                .map(|s| s.to_string_lossy().to_string())
-                .unwrap_or_default()
-        });
+        let input =
+            std::fs::File::open(file).with_context(|| format!("cannot read {}", file.display()))?;
+        let mut input = BufReader::with_capacity(1 << 20, input);
+        let head = input.fill_buf()?;
+        match sniff(&head[..head.len().min(HEAD_LEN)]) {
+            FileKind::Tlog | FileKind::Empty => {}
+            other => {
+                return Err(WrongKindOfFile {
+                    file: file.display().to_string(),
+                    wanted: "a .tlog",
+                    found: other.describe(),
+                }
+                .into())
+            }
+        }
+        let name = link.map(str::to_string).unwrap_or_else(|| file_stem(file));
         let link_json = receipt::json_string(&name);
         let (mut receipts, mut rejects) = (0u64, 0u64);
-        for record in TlogReader::new(&bytes, &keys) {
+        read_tlog(input, &keys, |record| {
             match record.item {
                 ScanItem::Frame(frame) => {
                     let arrival = Arrival {
@@ -82,7 +133,8 @@ pub fn convert(
                     }
                 }
             }
-        }
+            Ok(())
+        })?;
         if rejects > MAX_REJECTS_SHOWN {
             eprintln!(
                 "{}: ... {} more rejected records not listed",
@@ -96,5 +148,5 @@ pub fn convert(
         );
     }
     sink.flush()?;
-    Ok(())
+    Ok(0)
 }

@@ -1,11 +1,21 @@
-//! The TOML config: parsed, validated, and turned into the settings the daemon runs with.
-//! Every error names the file and the key (and the line, where the TOML parser knows it).
+//! The TOML config: the file as written ([`raw`]) is checked once and turned into the validated
+//! types below (addresses, networks, URLs and durations parsed), which every part of the daemon
+//! takes as they are. Every error names the file and the key (and the line, where the TOML
+//! parser knows it). What `check-config` prints is these types serialised ([`Config::effective`]);
+//! the checks of the machine itself (devices, folders) are apart, in [`environment`].
 
+mod environment;
+mod raw;
+
+use crate::monitor::{GapConfig, LatencyConfig, WatchSettings};
+use crate::sink::webhook::Endpoint;
 use crate::wire::dialect;
 use crate::wire::signing::parse_key_hex;
-use serde::Deserialize;
+use ipnet::IpNet;
+use raw::RawConfig;
+use serde::Serialize;
 use std::collections::BTreeMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -25,199 +35,7 @@ pub enum ConfigError {
     },
 }
 
-fn default_data_dir() -> PathBuf {
-    PathBuf::from("./data")
-}
-fn default_fsync() -> f64 {
-    1.0
-}
-fn default_rotate_mb() -> u64 {
-    256
-}
-fn default_buffer_mb() -> u64 {
-    256
-}
-fn default_fields() -> Vec<String> {
-    ["HEARTBEAT", "SYSTEM_TIME", "STATUSTEXT"]
-        .map(String::from)
-        .to_vec()
-}
-fn default_true() -> bool {
-    true
-}
-fn default_threshold() -> f64 {
-    3.0
-}
-fn default_http() -> String {
-    "127.0.0.1:9137".to_string()
-}
-fn default_latency_window_s() -> f64 {
-    60.0
-}
-fn default_latency_report_s() -> f64 {
-    10.0
-}
-
-/// The file as written. Unknown keys are errors, so a typo never silently does nothing.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawConfig {
-    #[serde(default = "default_data_dir")]
-    data_dir: PathBuf,
-    #[serde(default = "default_fsync")]
-    fsync_interval_s: f64,
-    #[serde(default = "default_rotate_mb")]
-    rotate_size_mb: u64,
-    #[serde(default = "default_buffer_mb")]
-    buffer_mb: u64,
-    #[serde(default)]
-    tlog: bool,
-    #[serde(default = "default_fields")]
-    fields: Vec<String>,
-    #[serde(default, rename = "link")]
-    links: Vec<RawLink>,
-    #[serde(default)]
-    signing: RawSigning,
-    #[serde(default)]
-    gap: RawGap,
-    #[serde(default)]
-    latency: RawLatency,
-    #[serde(default)]
-    http: RawHttp,
-    #[serde(default)]
-    webhook: Option<RawWebhook>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawLink {
-    name: String,
-    udp: Option<String>,
-    #[serde(default)]
-    allow: Vec<String>,
-    serial: Option<PathBuf>,
-    baud: Option<u32>,
-    flow_control: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSigning {
-    #[serde(default)]
-    keys: Vec<String>,
-    #[serde(default = "default_true")]
-    reject_bad: bool,
-}
-
-impl Default for RawSigning {
-    fn default() -> Self {
-        Self {
-            keys: Vec::new(),
-            reject_bad: default_true(),
-        }
-    }
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawGap {
-    #[serde(default = "default_threshold")]
-    threshold_s: f64,
-    #[serde(default)]
-    ignore_sysids: Vec<u8>,
-    #[serde(default)]
-    vehicles: BTreeMap<String, String>,
-}
-
-impl Default for RawGap {
-    fn default() -> Self {
-        Self {
-            threshold_s: default_threshold(),
-            ignore_sysids: Vec::new(),
-            vehicles: BTreeMap::new(),
-        }
-    }
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawLatency {
-    #[serde(default = "default_latency_window_s")]
-    window_s: f64,
-    #[serde(default = "default_latency_report_s")]
-    report_interval_s: f64,
-}
-
-impl Default for RawLatency {
-    fn default() -> Self {
-        Self {
-            window_s: default_latency_window_s(),
-            report_interval_s: default_latency_report_s(),
-        }
-    }
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawHttp {
-    #[serde(default = "default_http")]
-    listen: String,
-}
-
-impl Default for RawHttp {
-    fn default() -> Self {
-        Self {
-            listen: default_http(),
-        }
-    }
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawWebhook {
-    url: String,
-    #[serde(default)]
-    queue: Option<usize>,
-}
-
-/// A source network for a UDP allow-list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Network {
-    pub addr: IpAddr,
-    pub prefix: u8,
-}
-
-impl Network {
-    pub fn parse(text: &str) -> Option<Self> {
-        let (addr, prefix) = match text.split_once('/') {
-            Some((a, p)) => (a.parse::<IpAddr>().ok()?, Some(p.parse::<u8>().ok()?)),
-            None => (text.parse::<IpAddr>().ok()?, None),
-        };
-        let max = if addr.is_ipv4() { 32 } else { 128 };
-        let prefix = prefix.unwrap_or(max);
-        (prefix <= max).then_some(Self { addr, prefix })
-    }
-
-    pub fn contains(&self, ip: IpAddr) -> bool {
-        let ip = match ip {
-            IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(ip),
-            v4 => v4,
-        };
-        match (self.addr, ip) {
-            (IpAddr::V4(net), IpAddr::V4(ip)) => {
-                let mask = u32::MAX.checked_shl(32 - self.prefix as u32).unwrap_or(0);
-                u32::from(net) & mask == u32::from(ip) & mask
-            }
-            (IpAddr::V6(net), IpAddr::V6(ip)) => {
-                let mask = u128::MAX.checked_shl(128 - self.prefix as u32).unwrap_or(0);
-                u128::from(net) & mask == u128::from(ip) & mask
-            }
-            _ => false,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FlowControl {
     None,
@@ -225,57 +43,95 @@ pub enum FlowControl {
     Software,
 }
 
-#[derive(Debug, Clone)]
-pub enum LinkKind {
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum LinkTransport {
     Udp {
+        #[serde(rename = "udp")]
         bind: SocketAddr,
-        allow: Vec<Network>,
+        /// Source networks allowed to send; empty allows any.
+        allow: Vec<IpNet>,
     },
     Serial {
+        #[serde(rename = "serial")]
         path: PathBuf,
         baud: u32,
         flow_control: FlowControl,
     },
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct LinkConfig {
     pub name: String,
-    pub kind: LinkKind,
+    #[serde(flatten)]
+    pub kind: LinkTransport,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct GapSettings {
     pub threshold_s: f64,
     pub ignore_sysids: Vec<u8>,
     pub vehicles: BTreeMap<u8, String>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct LatencySettings {
     pub window_s: f64,
     pub report_interval_s: f64,
 }
 
+#[derive(Debug, Clone, Serialize)]
+pub struct HttpSettings {
+    pub listen: SocketAddr,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WebhookSettings {
+    pub url: url::Url,
+    pub queue: usize,
+    /// Where requests go, taken apart from `url` at load.
+    #[serde(skip)]
+    pub endpoint: Endpoint,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SigningSettings {
+    /// The keys themselves are secrets: `check-config` shows how many there are.
+    #[serde(rename = "keys", serialize_with = "count_of")]
+    pub keys: Vec<[u8; 32]>,
+    pub reject_bad: bool,
+}
+
+fn count_of<S: serde::Serializer>(keys: &[[u8; 32]], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(keys.len() as u64)
+}
+
+fn as_mib<S: serde::Serializer>(bytes: &u64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(bytes / (1024 * 1024))
+}
+
 /// The validated settings the daemon runs with.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Config {
+    #[serde(rename = "config")]
     pub file: PathBuf,
     pub data_dir: PathBuf,
     pub fsync_interval_s: f64,
+    #[serde(rename = "rotate_size_mb", serialize_with = "as_mib")]
     pub rotate_size_bytes: u64,
+    #[serde(rename = "buffer_mb", serialize_with = "as_mib")]
     pub buffer_bytes: u64,
     pub tlog: bool,
     pub fields: Vec<String>,
+    #[serde(skip)]
     pub field_ids: Vec<u32>,
+    #[serde(rename = "link")]
     pub links: Vec<LinkConfig>,
-    pub signing_keys: Vec<[u8; 32]>,
-    pub reject_bad_signatures: bool,
+    pub signing: SigningSettings,
     pub gap: GapSettings,
     pub latency: LatencySettings,
-    pub http_listen: SocketAddr,
-    pub webhook_url: Option<String>,
-    pub webhook_queue: usize,
+    pub http: HttpSettings,
+    pub webhook: Option<WebhookSettings>,
 }
 
 impl Config {
@@ -367,7 +223,7 @@ impl Config {
                         .allow
                         .iter()
                         .map(|n| {
-                            Network::parse(n).ok_or_else(|| {
+                            parse_network(n).ok_or_else(|| {
                                 invalid(
                                     &key("allow"),
                                     format!("`{n}` is not a network like \"10.0.0.0/8\""),
@@ -375,7 +231,7 @@ impl Config {
                             })
                         })
                         .collect::<Result<_, _>>()?;
-                    LinkKind::Udp { bind, allow }
+                    LinkTransport::Udp { bind, allow }
                 }
                 (None, Some(path)) => {
                     if !link.allow.is_empty() {
@@ -396,7 +252,7 @@ impl Config {
                             ))
                         }
                     };
-                    LinkKind::Serial {
+                    LinkTransport::Serial {
                         path: path.clone(),
                         baud,
                         flow_control,
@@ -462,15 +318,17 @@ impl Config {
                 format!("`{}` is not an address:port", raw.http.listen),
             )
         })?;
-        let webhook_url = match raw.webhook {
-            Some(ref w) if !w.url.starts_with("http://") => {
-                return Err(invalid(
-                    "webhook.url",
-                    format!("`{}`: only http:// URLs are supported", w.url),
-                ))
-            }
-            Some(ref w) => Some(w.url.clone()),
+        let webhook = match &raw.webhook {
             None => None,
+            Some(w) => {
+                let endpoint = parse_webhook_url(&w.url)
+                    .map_err(|reason| invalid("webhook.url", format!("`{}`: {reason}", w.url)))?;
+                Some(WebhookSettings {
+                    url: endpoint.0,
+                    queue: w.queue.unwrap_or(1024),
+                    endpoint: endpoint.1,
+                })
+            }
         };
         Ok(Config {
             file: path.to_path_buf(),
@@ -482,8 +340,10 @@ impl Config {
             fields: raw.fields,
             field_ids,
             links,
-            signing_keys,
-            reject_bad_signatures: raw.signing.reject_bad,
+            signing: SigningSettings {
+                keys: signing_keys,
+                reject_bad: raw.signing.reject_bad,
+            },
             gap: GapSettings {
                 threshold_s: raw.gap.threshold_s,
                 ignore_sysids: raw.gap.ignore_sysids,
@@ -493,92 +353,75 @@ impl Config {
                 window_s: raw.latency.window_s,
                 report_interval_s: raw.latency.report_interval_s,
             },
-            http_listen,
-            webhook_queue: raw.webhook.as_ref().and_then(|w| w.queue).unwrap_or(1024),
-            webhook_url,
-        })
-    }
-
-    /// What `check-config` looks at beyond the file itself: serial paths and the data directory.
-    /// Returns warnings (things the daemon copes with) or the first error.
-    pub fn check_environment(&self) -> Result<Vec<String>, ConfigError> {
-        use std::os::unix::fs::FileTypeExt;
-        let file = self.file.display().to_string();
-        let mut warnings = Vec::new();
-        for (i, link) in self.links.iter().enumerate() {
-            if let LinkKind::Serial { path, .. } = &link.kind {
-                match std::fs::metadata(path) {
-                    Ok(m) if m.file_type().is_char_device() => {
-                        if let Err(e) = std::fs::OpenOptions::new().read(true).open(path) {
-                            return Err(ConfigError::Invalid { file, key: format!("link[{i}].serial"), reason: format!("{}: cannot open: {e}", path.display()) });
-                        }
-                    }
-                    Ok(_) => {
-                        return Err(ConfigError::Invalid { file, key: format!("link[{i}].serial"), reason: format!("{} is not a character device", path.display()) })
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => warnings.push(format!(
-                        "link[{i}].serial: {} does not exist now; the daemon reports the link down and waits for it",
-                        path.display()
-                    )),
-                    Err(e) => {
-                        return Err(ConfigError::Invalid { file, key: format!("link[{i}].serial"), reason: format!("{}: {e}", path.display()) })
-                    }
-                }
-            }
-        }
-        if self.data_dir.exists()
-            && std::fs::metadata(&self.data_dir)
-                .map(|m| m.permissions().readonly())
-                .unwrap_or(false)
-        {
-            return Err(ConfigError::Invalid {
-                file,
-                key: "data_dir".into(),
-                reason: format!("{} is read-only", self.data_dir.display()),
-            });
-        }
-        Ok(warnings)
-    }
-
-    /// The effective settings as JSON, for `check-config`.
-    pub fn effective(&self) -> serde_json::Value {
-        let links: Vec<serde_json::Value> = self
-            .links
-            .iter()
-            .map(|l| match &l.kind {
-                LinkKind::Udp { bind, allow } => serde_json::json!({
-                    "name": l.name, "udp": bind.to_string(),
-                    "allow": allow.iter().map(|n| format!("{}/{}", n.addr, n.prefix)).collect::<Vec<_>>(),
-                }),
-                LinkKind::Serial { path, baud, flow_control } => serde_json::json!({
-                    "name": l.name, "serial": path, "baud": baud, "flow_control": flow_control,
-                }),
-            })
-            .collect();
-        serde_json::json!({
-            "config": self.file,
-            "data_dir": self.data_dir,
-            "fsync_interval_s": self.fsync_interval_s,
-            "rotate_size_mb": self.rotate_size_bytes / (1024 * 1024),
-            "buffer_mb": self.buffer_bytes / (1024 * 1024),
-            "tlog": self.tlog,
-            "fields": self.fields,
-            "link": links,
-            "signing": { "keys": self.signing_keys.len(), "reject_bad": self.reject_bad_signatures },
-            "gap": {
-                "threshold_s": self.gap.threshold_s,
-                "ignore_sysids": self.gap.ignore_sysids,
-                "vehicles": self.gap.vehicles.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<BTreeMap<_, _>>(),
+            http: HttpSettings {
+                listen: http_listen,
             },
-            "latency": { "window_s": self.latency.window_s, "report_interval_s": self.latency.report_interval_s },
-            "http": { "listen": self.http_listen.to_string() },
-            "webhook": self.webhook_url.as_ref().map(|u| serde_json::json!({"url": u, "queue": self.webhook_queue})),
+            webhook,
         })
+    }
+
+    /// The gap and latency settings, for the live daemon and `analyze` alike: the one
+    /// translation from config to monitors, so offline findings follow the live rules.
+    pub fn watch_settings(&self) -> WatchSettings {
+        let mut gap = GapConfig::with_threshold_s(self.gap.threshold_s);
+        gap.ignore_sysids = self.gap.ignore_sysids.iter().copied().collect();
+        gap.vehicles = self.gap.vehicles.clone();
+        WatchSettings {
+            gap,
+            latency: LatencyConfig {
+                window_ns: (self.latency.window_s * 1e9) as i64,
+                ..LatencyConfig::default()
+            },
+            report_interval_s: self.latency.report_interval_s,
+        }
+    }
+
+    /// The effective settings as JSON, for `check-config` and the `receiver` start event:
+    /// the validated config itself, serialised (signing keys shown as a count).
+    pub fn effective(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("the config serialises")
     }
 }
 
 fn parse_bind(text: &str) -> Option<SocketAddr> {
     text.parse().ok()
+}
+
+/// A network (`10.0.0.0/8`) or a single address (`10.0.0.4`, taken as `/32` or `/128`).
+fn parse_network(text: &str) -> Option<IpNet> {
+    text.parse::<IpNet>()
+        .ok()
+        .or_else(|| text.parse::<std::net::IpAddr>().ok().map(IpNet::from))
+}
+
+/// Whether a UDP peer is inside an allow-list network (IPv4 peers seen through an IPv6 socket
+/// as `::ffff:a.b.c.d` included).
+pub fn network_contains(net: &IpNet, peer: std::net::IpAddr) -> bool {
+    let peer = match peer {
+        std::net::IpAddr::V6(v6) => v6
+            .to_ipv4_mapped()
+            .map(std::net::IpAddr::V4)
+            .unwrap_or(peer),
+        v4 => v4,
+    };
+    net.contains(&peer)
+}
+
+/// A webhook URL, checked at load so a bad one never reaches the daemon.
+fn parse_webhook_url(text: &str) -> Result<(url::Url, Endpoint), String> {
+    let url = url::Url::parse(text).map_err(|e| e.to_string())?;
+    if url.scheme() != "http" {
+        return Err("only http:// URLs are supported".into());
+    }
+    // The URL standard reads `http:///alerts` as host `alerts`; a missing host is an error here.
+    if text["http://".len()..].starts_with('/') || url.host_str().is_none_or(str::is_empty) {
+        return Err("the URL has no host".into());
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("credentials in the URL are not supported (use a header)".into());
+    }
+    let endpoint = Endpoint::from_url(&url)?;
+    Ok((url, endpoint))
 }
 
 #[cfg(test)]
@@ -619,7 +462,7 @@ url = "http://127.0.0.1:9000/alerts"
         assert_eq!(c.field_ids, vec![0, 2, 253]);
         assert!(matches!(
             c.links[1].kind,
-            LinkKind::Serial { baud: 57600, .. }
+            LinkTransport::Serial { baud: 57600, .. }
         ));
     }
 
@@ -649,16 +492,63 @@ url = "http://127.0.0.1:9000/alerts"
 
     #[test]
     fn allow_lists_match_networks() {
-        let n = Network::parse("10.0.0.0/8").unwrap();
-        assert!(n.contains("10.1.2.3".parse().unwrap()));
-        assert!(!n.contains("11.0.0.1".parse().unwrap()));
-        assert!(n.contains("::ffff:10.9.9.9".parse().unwrap()));
-        assert!(Network::parse("127.0.0.1")
-            .unwrap()
-            .contains("127.0.0.1".parse().unwrap()));
-        assert!(Network::parse("0.0.0.0/0")
-            .unwrap()
-            .contains("8.8.8.8".parse().unwrap()));
-        assert!(Network::parse("10.0.0.0/33").is_none());
+        let n = parse_network("10.0.0.0/8").unwrap();
+        assert!(network_contains(&n, "10.1.2.3".parse().unwrap()));
+        assert!(!network_contains(&n, "11.0.0.1".parse().unwrap()));
+        assert!(network_contains(&n, "::ffff:10.9.9.9".parse().unwrap()));
+        let one = parse_network("127.0.0.1").unwrap();
+        assert!(network_contains(&one, "127.0.0.1".parse().unwrap()));
+        assert!(network_contains(
+            &parse_network("0.0.0.0/0").unwrap(),
+            "8.8.8.8".parse().unwrap()
+        ));
+        assert!(parse_network("10.0.0.0/33").is_none());
+    }
+
+    #[test]
+    fn webhook_urls_are_checked_at_load() {
+        let with = |url: &str| {
+            parse(&format!(
+                "[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n[webhook]\nurl = \"{url}\"\n"
+            ))
+        };
+        let ok = with("http://127.0.0.1:9000/alerts?x=1").unwrap();
+        let hook = ok.webhook.unwrap();
+        assert_eq!(hook.endpoint.host_port, "127.0.0.1:9000");
+        assert_eq!(hook.endpoint.path, "/alerts?x=1");
+        assert_eq!(
+            with("http://alerts.example/a")
+                .unwrap()
+                .webhook
+                .unwrap()
+                .endpoint
+                .host_port,
+            "alerts.example:80"
+        );
+        for bad in [
+            "http:///alerts",
+            "http://",
+            "ftp://x/a",
+            "http://user:pw@host/a",
+            "not a url",
+        ] {
+            let err = with(bad).unwrap_err().to_string();
+            assert!(err.contains("webhook.url"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn check_config_prints_the_validated_types() {
+        let c = parse("[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\nallow = [\"10.0.0.0/8\"]\n[signing]\nkeys = [\"0001020304050607080910111213141516171819202122232425262728293031\"]\n").unwrap();
+        let e = c.effective();
+        assert_eq!(e["link"][0]["udp"], "0.0.0.0:1");
+        assert_eq!(e["link"][0]["allow"][0], "10.0.0.0/8");
+        assert_eq!(
+            e["signing"]["keys"], 1,
+            "keys are shown as a count, never the key"
+        );
+        assert_eq!(e["rotate_size_mb"], 256);
+        assert_eq!(e["http"]["listen"], "127.0.0.1:9137");
+        assert!(e.get("field_ids").is_none());
     }
 }

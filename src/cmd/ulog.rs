@@ -11,11 +11,11 @@
 //! runtime failure (a file that cannot be opened or written), which wins over both. `record`
 //! gives 2 when the log has no such message or offset.
 
-use super::display::human_size;
-use super::ingest::{ingest_file, IngestOptions};
-use super::inspect::{inspect, Target};
-use super::profile::Profile;
-use super::report::{Report, Status};
+use crate::ulog::display::human_size;
+use crate::ulog::ingest::{ingest_file, IngestOptions};
+use crate::ulog::inspect::{inspect, Target};
+use crate::ulog::profile::Profile;
+use crate::ulog::report::{Report, Status};
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use std::io::{IsTerminal, Write};
@@ -205,7 +205,7 @@ fn run_info(args: InfoArgs) -> anyhow::Result<i32> {
         progress: None,
     };
     let report = ingest_file(&args.file, options)?;
-    print!("{}", super::summary::render(&report));
+    print!("{}", crate::ulog::summary::render(&report));
     Ok(report.status.exit_code())
 }
 
@@ -225,9 +225,11 @@ fn run_record(args: RecordArgs) -> anyhow::Result<i32> {
         Err(e) => {
             eprintln!("error: {}: {e}", args.file.display());
             Ok(match e {
-                super::inspect::InspectError::Read(super::ReadError::Io { .. }) => 1,
-                super::inspect::InspectError::Read(super::ReadError::Truncated { .. }) => 3,
-                super::inspect::InspectError::Read(_) => 4,
+                crate::ulog::inspect::InspectError::Read(crate::ulog::ReadError::Io { .. }) => 1,
+                crate::ulog::inspect::InspectError::Read(crate::ulog::ReadError::Truncated {
+                    ..
+                }) => 3,
+                crate::ulog::inspect::InspectError::Read(_) => 4,
                 // No such message or offset: the request was wrong, a usage error.
                 _ => 2,
             })

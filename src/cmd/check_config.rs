@@ -1,0 +1,26 @@
+//! `check-config`: validate a config and the machine it names (devices, folders), print the
+//! effective settings as JSON. Warnings (a serial device missing now) go to stderr.
+
+use super::DEFAULT_CONFIG;
+use crate::config::Config;
+use clap::Args;
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct CheckConfigArgs {
+    /// The receiver config (TOML) to check.
+    #[arg(long, default_value = DEFAULT_CONFIG)]
+    pub config: PathBuf,
+}
+
+pub fn run(args: CheckConfigArgs) -> anyhow::Result<u8> {
+    let config = Config::load(&args.config)?;
+    for warning in config.check_environment()? {
+        eprintln!("warning: {warning}");
+    }
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, &config.effective())?;
+    writeln!(out)?;
+    Ok(0)
+}

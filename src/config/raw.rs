@@ -1,0 +1,162 @@
+//! The config file as written: serde structs with the defaults, before any checking. Unknown
+//! keys are errors, so a typo never silently does nothing. [`super::Config::parse`] turns these
+//! into the validated types, once.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+fn default_data_dir() -> PathBuf {
+    PathBuf::from("./data")
+}
+fn default_fsync() -> f64 {
+    1.0
+}
+fn default_rotate_mb() -> u64 {
+    256
+}
+fn default_buffer_mb() -> u64 {
+    256
+}
+fn default_fields() -> Vec<String> {
+    ["HEARTBEAT", "SYSTEM_TIME", "STATUSTEXT"]
+        .map(String::from)
+        .to_vec()
+}
+fn default_true() -> bool {
+    true
+}
+fn default_threshold() -> f64 {
+    3.0
+}
+fn default_http() -> String {
+    "127.0.0.1:9137".to_string()
+}
+fn default_latency_window_s() -> f64 {
+    60.0
+}
+fn default_latency_report_s() -> f64 {
+    10.0
+}
+
+/// The file as written. Unknown keys are errors, so a typo never silently does nothing.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawConfig {
+    #[serde(default = "default_data_dir")]
+    pub(super) data_dir: PathBuf,
+    #[serde(default = "default_fsync")]
+    pub(super) fsync_interval_s: f64,
+    #[serde(default = "default_rotate_mb")]
+    pub(super) rotate_size_mb: u64,
+    #[serde(default = "default_buffer_mb")]
+    pub(super) buffer_mb: u64,
+    #[serde(default)]
+    pub(super) tlog: bool,
+    #[serde(default = "default_fields")]
+    pub(super) fields: Vec<String>,
+    #[serde(default, rename = "link")]
+    pub(super) links: Vec<RawLink>,
+    #[serde(default)]
+    pub(super) signing: RawSigning,
+    #[serde(default)]
+    pub(super) gap: RawGap,
+    #[serde(default)]
+    pub(super) latency: RawLatency,
+    #[serde(default)]
+    pub(super) http: RawHttp,
+    #[serde(default)]
+    pub(super) webhook: Option<RawWebhook>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawLink {
+    pub(super) name: String,
+    pub(super) udp: Option<String>,
+    #[serde(default)]
+    pub(super) allow: Vec<String>,
+    pub(super) serial: Option<PathBuf>,
+    pub(super) baud: Option<u32>,
+    pub(super) flow_control: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSigning {
+    #[serde(default)]
+    pub(super) keys: Vec<String>,
+    #[serde(default = "default_true")]
+    pub(super) reject_bad: bool,
+}
+
+impl Default for RawSigning {
+    fn default() -> Self {
+        Self {
+            keys: Vec::new(),
+            reject_bad: default_true(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawGap {
+    #[serde(default = "default_threshold")]
+    pub(super) threshold_s: f64,
+    #[serde(default)]
+    pub(super) ignore_sysids: Vec<u8>,
+    #[serde(default)]
+    pub(super) vehicles: BTreeMap<String, String>,
+}
+
+impl Default for RawGap {
+    fn default() -> Self {
+        Self {
+            threshold_s: default_threshold(),
+            ignore_sysids: Vec::new(),
+            vehicles: BTreeMap::new(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawLatency {
+    #[serde(default = "default_latency_window_s")]
+    pub(super) window_s: f64,
+    #[serde(default = "default_latency_report_s")]
+    pub(super) report_interval_s: f64,
+}
+
+impl Default for RawLatency {
+    fn default() -> Self {
+        Self {
+            window_s: default_latency_window_s(),
+            report_interval_s: default_latency_report_s(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawHttp {
+    #[serde(default = "default_http")]
+    pub(super) listen: String,
+}
+
+impl Default for RawHttp {
+    fn default() -> Self {
+        Self {
+            listen: default_http(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawWebhook {
+    pub(super) url: String,
+    #[serde(default)]
+    pub(super) queue: Option<usize>,
+}

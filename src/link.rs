@@ -1,0 +1,43 @@
+//! Which configured link something came in on: an index into the config's `[[link]]` list,
+//! typed so it cannot be mixed up with a system id, a count or a message id.
+
+/// The most links one daemon takes (checked at config load).
+pub const MAX_LINKS: usize = 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct LinkId(u16);
+
+impl LinkId {
+    /// The first configured link.
+    pub const FIRST: LinkId = LinkId(0);
+
+    /// The link at `index` in the config; `None` past [`MAX_LINKS`].
+    pub fn new(index: usize) -> Option<LinkId> {
+        (index < MAX_LINKS).then_some(LinkId(index as u16))
+    }
+
+    /// Every link of a config with `count` links, in config order.
+    pub fn all(count: usize) -> impl Iterator<Item = LinkId> {
+        (0..count.min(MAX_LINKS)).map(|i| LinkId(i as u16))
+    }
+
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_follow_config_order_and_stop_at_the_limit() {
+        let ids: Vec<usize> = LinkId::all(3).map(LinkId::index).collect();
+        assert_eq!(ids, vec![0, 1, 2]);
+        assert_eq!(
+            LinkId::new(MAX_LINKS - 1).map(LinkId::index),
+            Some(MAX_LINKS - 1)
+        );
+        assert_eq!(LinkId::new(MAX_LINKS), None);
+    }
+}

@@ -1,0 +1,193 @@
+//! The daemon's state as one plain value, and the three ways it is shown.
+//!
+//! The pipeline builds a [`StatusSnapshot`] on its housekeeping tick and publishes it on a
+//! `tokio::sync::watch` channel; nothing else reads the pipeline. `/status` is the snapshot as
+//! JSON (serde), `/metrics` is [`prometheus::render`] of it, and the `status` verb reads the
+//! JSON back into the same type and prints [`table::render`]. All three are pure functions.
+
+pub mod prometheus;
+pub mod table;
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StatusSnapshot {
+    pub utc: String,
+    pub started_utc: String,
+    pub version: String,
+    /// The receiver's NTP state, when the kernel gave it.
+    pub clock: Option<ClockSnapshot>,
+    pub vehicles: Vec<VehicleSnapshot>,
+    pub links: Vec<LinkSnapshot>,
+    /// The receive log's writer (also listed in `streams`).
+    pub receive_log: StreamSnapshot,
+    /// Every file stream: receive, tlog (when on), events.
+    pub streams: Vec<StreamSnapshot>,
+    pub open_gaps: usize,
+    /// Receipts by link, system id and message name.
+    pub receipts: Vec<MessageCount>,
+    /// Frames missing from sequence numbers, by link and system id.
+    pub sequence_lost: Vec<SequenceLoss>,
+    pub webhook: Option<WebhookSnapshot>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClockSnapshot {
+    pub synchronised: bool,
+    pub max_error_us: i64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct VehicleSnapshot {
+    pub sysid: u8,
+    pub name: Option<String>,
+    pub links: Vec<String>,
+    pub last_heard_utc: Option<String>,
+    pub heartbeat_age_s: Option<f64>,
+    pub expected_interval_s: f64,
+    /// The open `telemetry_gap` event, as the events stream carries it.
+    pub open_gap: Option<serde_json::Value>,
+    pub latency_p50_ms: Option<f64>,
+    pub latency_p95_ms: Option<f64>,
+    pub latency_max_ms: Option<f64>,
+    pub clock_offset_ms: Option<f64>,
+    pub loss_percent: f64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LinkSnapshot {
+    pub name: String,
+    /// `None` until the link reported up or down.
+    pub up: Option<bool>,
+    pub detail: String,
+    pub receipts: u64,
+    pub bytes: u64,
+    pub bytes_skipped: u64,
+    /// Rejects by reason (every reason listed, zeros included).
+    pub rejects: BTreeMap<String, u64>,
+    pub denied: u64,
+    pub seq_lost: u64,
+    pub downs: u64,
+    pub rate_per_s: f64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StreamSnapshot {
+    pub name: String,
+    pub lines_written: u64,
+    pub bytes_written: u64,
+    pub pending_bytes: u64,
+    pub dropped_lines: u64,
+    pub write_errors: u64,
+    pub write_lag_s: f64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MessageCount {
+    pub link: String,
+    pub sysid: u8,
+    pub msg: String,
+    pub count: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SequenceLoss {
+    pub link: String,
+    pub sysid: u8,
+    pub lost: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct WebhookSnapshot {
+    pub sent: u64,
+    pub dropped: u64,
+    pub failed_attempts: u64,
+}
+
+#[cfg(test)]
+pub(crate) fn example() -> StatusSnapshot {
+    let stream = |name: &str, lines| StreamSnapshot {
+        name: name.into(),
+        lines_written: lines,
+        bytes_written: lines * 150,
+        write_lag_s: 0.002,
+        ..Default::default()
+    };
+    StatusSnapshot {
+        utc: "2026-09-24T14:32:10.000Z".into(),
+        started_utc: "2026-09-24T14:00:00.000Z".into(),
+        version: "0.1.0".into(),
+        clock: Some(ClockSnapshot {
+            synchronised: true,
+            max_error_us: 12_000,
+        }),
+        vehicles: vec![
+            VehicleSnapshot {
+                sysid: 4,
+                name: Some("UAS-04".into()),
+                links: vec!["radio1".into()],
+                last_heard_utc: Some("2026-09-24T14:32:03.912Z".into()),
+                heartbeat_age_s: Some(6.088),
+                expected_interval_s: 1.0,
+                open_gap: Some(serde_json::json!({"last_recv_utc": "2026-09-24T14:32:03.912Z"})),
+                latency_p50_ms: Some(41.0),
+                latency_p95_ms: Some(87.5),
+                latency_max_ms: Some(120.0),
+                clock_offset_ms: None,
+                loss_percent: 2.5,
+            },
+            VehicleSnapshot {
+                sysid: 22,
+                name: None,
+                links: vec!["radio1".into(), "usb0".into()],
+                last_heard_utc: Some("2026-09-24T14:32:09.990Z".into()),
+                heartbeat_age_s: Some(0.01),
+                expected_interval_s: 1.0,
+                clock_offset_ms: Some(-4600.0),
+                ..Default::default()
+            },
+        ],
+        links: vec![LinkSnapshot {
+            name: "radio1".into(),
+            up: Some(true),
+            detail: "bound 0.0.0.0:14550".into(),
+            receipts: 1200,
+            bytes: 40_000,
+            rejects: [("bad_crc".to_string(), 3), ("junk".to_string(), 1)].into(),
+            seq_lost: 7,
+            rate_per_s: 20.0,
+            ..Default::default()
+        }],
+        receive_log: stream("receive", 1200),
+        streams: vec![stream("receive", 1200), stream("events", 9)],
+        open_gaps: 1,
+        receipts: vec![MessageCount {
+            link: "radio1".into(),
+            sysid: 4,
+            msg: "HEARTBEAT".into(),
+            count: 60,
+        }],
+        sequence_lost: vec![SequenceLoss {
+            link: "radio1".into(),
+            sysid: 4,
+            lost: 7,
+        }],
+        webhook: Some(WebhookSnapshot {
+            sent: 2,
+            dropped: 0,
+            failed_attempts: 1,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_json_reads_back_as_the_same_snapshot() {
+        let snapshot = super::example();
+        let json = serde_json::to_string(&snapshot).unwrap();
+        let back: super::StatusSnapshot = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, snapshot);
+    }
+}
