@@ -119,7 +119,10 @@ fn tlogs_match_pymavlink_counts() {
 }
 
 /// Scans a raw byte stream fed in chunks of `chunk` bytes; returns frames and rejects by reason.
-fn scan_raw(bytes: &[u8], chunk: usize) -> (Vec<(u8, u8, u32, u8)>, BTreeMap<RejectReason, u64>) {
+/// Frames as (sysid, compid, msgid, seq), and reject counts by reason.
+type ScanSummary = (Vec<(u8, u8, u32, u8)>, BTreeMap<RejectReason, u64>);
+
+fn scan_raw(bytes: &[u8], chunk: usize) -> ScanSummary {
     let keys = SigningKeys::default();
     let mut scanner = StreamScanner::new();
     let mut frames = Vec::new();

@@ -114,7 +114,11 @@ fn fill(path: &std::path::Path) {
 #[test]
 fn a_full_disk_buffers_receipts_keeps_alerting_and_counts_drops_exactly() {
     let dir = std::env::temp_dir().join(format!("foxborne-it-diskfull-{}", std::process::id()));
-    let _ = Command::new("umount").arg(dir.join("data")).status();
+    // A mount left by an earlier, killed run; normally there is none (quietly).
+    let _ = Command::new("umount")
+        .arg(dir.join("data"))
+        .stderr(std::process::Stdio::null())
+        .status();
     let _ = std::fs::remove_dir_all(&dir);
     if mount_tmpfs(&dir.join("data"), 4096).is_none() {
         return;
@@ -123,6 +127,7 @@ fn a_full_disk_buffers_receipts_keeps_alerting_and_counts_drops_exactly() {
     impl Drop for Unmount {
         fn drop(&mut self) {
             let _ = Command::new("umount").arg(&self.0).status();
+            let _ = std::fs::remove_dir_all(self.0.parent().unwrap_or(&self.0));
         }
     }
     let _unmount = Unmount(dir.join("data"));

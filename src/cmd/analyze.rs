@@ -43,7 +43,6 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<u8> {
     for event in replay.finish() {
         emit(&event)?;
     }
-    drop(emit);
     out.flush()?;
     for p in &problems.0 {
         eprintln!("warning: {p}");

@@ -114,6 +114,29 @@ mod tests {
     use super::*;
     use anyhow::Context;
 
+    /// Every argument of every verb says what it is in `--help` (a blank FILES was reported).
+    #[test]
+    fn every_argument_has_help_text() {
+        use clap::CommandFactory;
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let builtin = matches!(arg.get_id().as_str(), "help" | "version");
+                if !builtin && arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} {}", arg.get_id()));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                if sub.get_about().is_none() {
+                    missing.push(format!("{path} {} (no about)", sub.get_name()));
+                }
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "foxborne-receiver", &mut missing);
+        assert!(missing.is_empty(), "no help text: {missing:#?}");
+    }
+
     #[test]
     fn each_error_kind_has_its_exit_code() {
         let pipe: anyhow::Error = std::io::Error::from(std::io::ErrorKind::BrokenPipe).into();

@@ -49,6 +49,7 @@ pub struct IngestArgs {
 
 #[derive(Debug, Args)]
 pub struct InfoArgs {
+    /// The flight log (.ulg) to summarise
     pub file: PathBuf,
     /// Expected-topic profile: Q4, T4, or a TOML file with `name` and `topics`
     #[arg(long)]
@@ -57,6 +58,7 @@ pub struct InfoArgs {
 
 #[derive(Debug, Args)]
 pub struct RecordArgs {
+    /// The flight log (.ulg) holding the record
     pub file: PathBuf,
     /// Message number (1 is the first message after the 16-byte header; 0 is the header)
     #[arg(long, conflicts_with = "offset", required_unless_present = "offset")]

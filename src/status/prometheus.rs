@@ -1,7 +1,7 @@
 //! `/metrics`: the snapshot in the Prometheus text exposition format (pure). Rendered when
 //! scraped, not on a timer.
 
-use super::StatusSnapshot;
+use super::{StatusSnapshot, StreamSnapshot};
 use std::fmt::Write;
 
 fn escape(label: &str) -> String {
@@ -120,7 +120,14 @@ pub fn render(s: &StatusSnapshot) -> String {
             }
         }
     }
-    let streams: [(&str, &str, &str, fn(&super::StreamSnapshot) -> f64); 4] = [
+    /// A per-stream family: name, type, help, and the value it takes from a stream.
+    type StreamFamily = (
+        &'static str,
+        &'static str,
+        &'static str,
+        fn(&StreamSnapshot) -> f64,
+    );
+    let streams: [StreamFamily; 4] = [
         (
             "foxborne_lines_written_total",
             "counter",
