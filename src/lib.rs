@@ -7,17 +7,17 @@
 
 pub mod analyze;
 pub mod cmd;
-pub mod config;
-pub mod daemon;
-pub mod http;
+pub(crate) mod config;
+pub(crate) mod daemon;
+pub(crate) mod http;
 pub mod link;
 pub mod logging;
 pub mod monitor;
-pub mod receipt;
+pub(crate) mod receipt;
 pub mod recorder;
 pub mod sink;
-pub mod sniff;
-pub mod status;
+pub(crate) mod sniff;
+pub(crate) mod status;
 pub mod tlog;
 pub mod ulog;
 pub mod wire;

@@ -144,7 +144,8 @@ pub struct ReceiptRecord {
 }
 
 /// The nine keys every receipt starts with, in order.
-pub const REQUIRED_KEYS: [&str; 9] = [
+#[cfg(test)]
+const REQUIRED_KEYS: [&str; 9] = [
     "recv_utc", "mono_ns", "link", "sysid", "compid", "msgid", "msg", "seq", "len",
 ];
 

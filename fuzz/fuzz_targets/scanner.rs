@@ -3,8 +3,8 @@
 //! sizes come from the input's first bytes, must give the same items (junk runs merged).
 #![no_main]
 
-use foxborne_receiver::mavlink::signing::SigningKeys;
-use foxborne_receiver::mavlink::{DatagramScanner, RejectReason, ScanItem, StreamScanner};
+use foxborne_receiver::wire::signing::SigningKeys;
+use foxborne_receiver::wire::{DatagramScanner, RejectReason, ScanItem, StreamScanner};
 use libfuzzer_sys::fuzz_target;
 
 /// An owned, comparable item: a frame's bytes, or a reject's reason, byte count and claims.
@@ -20,7 +20,7 @@ fn own(item: &ScanItem<'_>) -> Item {
             f.bytes.to_vec(),
             f.msgid,
             f.seq,
-            f.signature == foxborne_receiver::mavlink::signing::Signature::Ok,
+            f.signature == foxborne_receiver::wire::signing::Signature::Ok,
         ),
         ScanItem::Reject(r) => Item::Reject(r.reason, r.bytes, r.msgid, r.sysid),
     }

@@ -2,8 +2,8 @@
 //! where the previous ended, and together cover the input exactly.
 #![no_main]
 
-use foxborne_receiver::mavlink::signing::SigningKeys;
-use foxborne_receiver::mavlink::ScanItem;
+use foxborne_receiver::wire::signing::SigningKeys;
+use foxborne_receiver::wire::ScanItem;
 use foxborne_receiver::tlog::TlogReader;
 use libfuzzer_sys::fuzz_target;
 

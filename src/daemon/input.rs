@@ -32,9 +32,5 @@ pub enum LinkInput {
         reason: String,
     },
     /// A datagram from a source outside the link's allow-list.
-    Denied {
-        link: LinkId,
-        at: Stamp,
-        peer: String,
-    },
+    Denied { link: LinkId, peer: String },
 }

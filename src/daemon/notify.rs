@@ -53,9 +53,4 @@ impl Notifier {
             self.last_ping = Some(Instant::now());
         }
     }
-
-    /// How often the pipeline must come round to keep the watchdog fed.
-    pub fn watchdog_interval(&self) -> Option<Duration> {
-        self.watchdog
-    }
 }

@@ -77,7 +77,6 @@ pub async fn run(
             if tx
                 .send(LinkInput::Denied {
                     link,
-                    at,
                     peer: peer.to_string(),
                 })
                 .await
