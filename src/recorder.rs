@@ -18,12 +18,14 @@ pub struct LinkCounters {
     pub bytes: u64,
     pub receipts: u64,
     /// Reject events by reason (a run of junk bytes counts once), indexed like `RejectReason::ALL`.
-    pub rejects: [u64; 6],
+    pub rejects: [u64; RejectReason::COUNT],
     /// Bytes that were not part of any receipt.
     pub bytes_skipped: u64,
+    /// Sequence counts over every sender on the link; each only grows.
     pub seq_lost: u64,
     pub seq_duplicates: u64,
-    pub seq_out_of_order: u64,
+    pub seq_late: u64,
+    pub seq_resets: u64,
 }
 
 impl LinkCounters {
@@ -249,13 +251,12 @@ impl ReceiptWriter {
             }
             ScanItem::Frame(frame) => {
                 counters.receipts += 1;
-                match sequences.observe(link, frame.sysid, frame.compid, frame.seq) {
+                let sender = (link, frame.sysid, frame.compid);
+                match sequences.observe(sender, frame.seq) {
                     SeqOutcome::Lost(n) => counters.seq_lost += n as u64,
                     SeqOutcome::Duplicate => counters.seq_duplicates += 1,
-                    SeqOutcome::OutOfOrder => {
-                        counters.seq_out_of_order += 1;
-                        counters.seq_lost = counters.seq_lost.saturating_sub(1);
-                    }
+                    SeqOutcome::Late => counters.seq_late += 1,
+                    SeqOutcome::Reset => counters.seq_resets += 1,
                     SeqOutcome::First | SeqOutcome::InOrder => {}
                 }
                 let batch = out.batch_for(arrival.utc_ns);

@@ -169,3 +169,41 @@ fn raw_captures_give_the_frame_counts_their_readme_states() {
         assert_eq!(scan_raw(&gh5, chunk).0, frames, "chunk size {chunk}");
     }
 }
+
+/// Mission Planner (sysid 255, compid 190) sends MAVLink 1 and MAVLink 2 in this file, from
+/// one counter that starts over twice. Read with the reset rule, that is 2 resets and no loss;
+/// the old rule took every step back for a late frame and its loss figure went down.
+#[test]
+#[cfg_attr(
+    foxborne_no_corpus,
+    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
+)]
+fn mission_planners_sequence_restarts_are_resets_and_loss_only_grows() {
+    use foxborne_receiver::link::LinkId;
+    use foxborne_receiver::wire::sequence::SequenceTracker;
+    let path = common::corpus_file("tlog", "olivieri_2021-12-08-14-59-44.tlog");
+    let bytes = std::fs::read(path).unwrap();
+    let keys = SigningKeys::default();
+    let mut tracker = SequenceTracker::new();
+    let mut lost_seen = Vec::new();
+    let mut versions = std::collections::BTreeSet::new();
+    for record in TlogReader::new(&bytes, &keys) {
+        let ScanItem::Frame(f) = record.item else {
+            continue;
+        };
+        if (f.sysid, f.compid) != (255, 190) {
+            continue;
+        }
+        versions.insert(f.version.number());
+        tracker.observe((LinkId::FIRST, 255, 190), f.seq);
+        lost_seen.push(tracker.stats().next().unwrap().1.lost);
+    }
+    assert_eq!(versions.len(), 2, "both MAVLink versions from one sender");
+    let s = *tracker.stats().next().unwrap().1;
+    assert_eq!(
+        (s.received, s.lost, s.resets, s.late),
+        (1495, 0, 2, 0),
+        "{s:?}"
+    );
+    assert!(lost_seen.windows(2).all(|w| w[0] <= w[1]));
+}

@@ -162,7 +162,15 @@ enum Kind {
     V2Signed { link_id: u8, timestamp: u64 },
 }
 
-/// A valid frame built with `wire::build`, of a known message with an arbitrary payload.
+/// `payload` cut to what message `msgid` can hold (extensions included): a longer one is no
+/// valid frame, and the scanner refuses it on its header.
+fn fitted(msgid: u32, mut payload: Vec<u8>) -> Vec<u8> {
+    payload.truncate(dialect::lookup(msgid).expect("known").max_len as usize);
+    payload
+}
+
+/// A valid frame built with `wire::build`, of a known message with an arbitrary payload that
+/// fits it.
 fn built_frame() -> impl Strategy<Value = Vec<u8>> {
     let kind = prop_oneof![
         Just(Kind::V1),
@@ -181,16 +189,25 @@ fn built_frame() -> impl Strategy<Value = Vec<u8>> {
             match kind {
                 Kind::V1 => {
                     let ids = known_ids(true);
-                    build::v1(header, ids[id.index(ids.len())] as u8, &payload)
+                    let msgid = ids[id.index(ids.len())];
+                    build::v1(header, msgid as u8, &fitted(msgid, payload))
                 }
                 Kind::V2 => {
                     let ids = known_ids(false);
-                    build::v2(header, ids[id.index(ids.len())], &payload)
+                    let msgid = ids[id.index(ids.len())];
+                    build::v2(header, msgid, &fitted(msgid, payload))
                 }
                 Kind::V2Signed { link_id, timestamp } => {
                     let ids = known_ids(false);
                     let msgid = ids[id.index(ids.len())];
-                    build::v2_signed(header, msgid, &payload, &KEY, link_id, timestamp)
+                    build::v2_signed(
+                        header,
+                        msgid,
+                        &fitted(msgid, payload),
+                        &KEY,
+                        link_id,
+                        timestamp,
+                    )
                 }
             }
         })

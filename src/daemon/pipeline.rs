@@ -46,7 +46,7 @@ pub struct LinkStatus {
     pub last_change_detail: String,
     pub downs: u64,
     /// Reject counts by reason at the last `errors` event, and when it was.
-    pub reported_rejects: [u64; 6],
+    pub reported_rejects: [u64; crate::wire::RejectReason::COUNT],
     pub reported_at_ns: i64,
     /// Receipts at the last housekeeping tick, and the rate since the one before.
     pub receipts_at_tick: u64,
@@ -251,7 +251,9 @@ impl Pipeline {
         for ((link, sysid, _), stats) in self.recorder.sequences().stats() {
             let e = loss_by_sysid.entry(sysid).or_default();
             e.0 += stats.received;
-            e.1 += stats.lost;
+            // Frames still missing (lost and never seen late) for the gauge; the counter
+            // below is the monotonic `lost`.
+            e.1 += stats.lost.saturating_sub(stats.late);
             *lost_by_link.entry((link, sysid)).or_default() += stats.lost;
         }
         let ms = |ns: i64| ns as f64 / 1e6;

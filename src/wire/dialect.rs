@@ -1,8 +1,9 @@
-//! The dialect tables the scanner checks frames against: message name and CRC_EXTRA by id,
-//! taken from the pinned `mavlink` crate's ardupilotmega dialect (which includes common).
+//! The dialect tables the scanner checks frames against: message name, CRC_EXTRA and longest
+//! payload by id, taken from the pinned `mavlink` crate's ardupilotmega dialect (which includes
+//! common).
 
 use mavlink::dialects::ardupilotmega::MavMessage;
-use mavlink::Message;
+use mavlink::{MavlinkVersion, Message};
 use std::sync::OnceLock;
 
 /// What the scanner needs to know about one message id.
@@ -11,6 +12,23 @@ pub struct MessageInfo {
     pub id: u32,
     pub name: &'static str,
     pub crc_extra: u8,
+    /// The payload length with every field, extensions included: no valid frame of this
+    /// message is longer (MAVLink 2 may cut trailing zeros, never add bytes).
+    pub max_len: u8,
+}
+
+/// The full encoded length of a message, extensions included. The crate writes every field
+/// into the buffer for MAVLink 2 before it cuts trailing zeros from the length it returns, so
+/// the written span is found by serialising into two buffers filled differently beforehand:
+/// they agree exactly where the message was written.
+fn max_payload_len(id: u32) -> u8 {
+    let Some(message) = MavMessage::default_message_from_id(id) else {
+        return 255;
+    };
+    let (mut a, mut b) = ([0xAAu8; 255], [0x55u8; 255]);
+    message.ser(MavlinkVersion::V2, &mut a);
+    message.ser(MavlinkVersion::V2, &mut b);
+    a.iter().zip(&b).take_while(|(x, y)| x == y).count() as u8
 }
 
 fn table() -> &'static [MessageInfo] {
@@ -22,6 +40,7 @@ fn table() -> &'static [MessageInfo] {
                 id,
                 name,
                 crc_extra: MavMessage::extra_crc(id),
+                max_len: max_payload_len(id),
             })
             .collect();
         infos.sort_by_key(|m| m.id);
@@ -57,5 +76,9 @@ mod tests {
         assert_eq!(lookup(3), None);
         assert_eq!(lookup(42424), None);
         assert_eq!(id_of("STATUSTEXT"), Some(253));
+        // Longest payloads, extensions included (SYS_STATUS has 12 extension bytes).
+        assert_eq!((hb.max_len, st.max_len), (9, 12));
+        assert_eq!(lookup(1).map(|m| m.max_len), Some(43));
+        assert_eq!(lookup(131).map(|m| m.max_len), Some(255));
     }
 }

@@ -9,6 +9,19 @@
 //! Two front ends share one core: [`DatagramScanner`] scans one UDP datagram on its own (a
 //! partial frame at its end is a reject, never glued to the next datagram) and [`StreamScanner`]
 //! keeps the tail of a serial byte stream until more bytes arrive ("incomplete" is not an error).
+//!
+//! ## Work is bounded by the input
+//!
+//! Only the CRC costs more than a constant per byte, and a candidate reaches its CRC only when
+//! its header is plausible: a message id the dialect defines, and a payload no longer than that
+//! message's longest (extensions included). So a byte is a start marker whose claimed frame is
+//! CRC'd only if the header behind it names a message that long; `0xFE` runs (every byte a v1
+//! start claiming 254 bytes of DEBUG, a 9-byte message) cost one table lookup per byte.
+//! The worst case left is a crafted run of headers of the one 255-byte message
+//! (ENCAPSULATED_DATA) repeated as densely as a header allows: a MAVLink 1 header every 6
+//! bytes, each asking for a CRC over 262 bytes. So the scanner never computes CRCs over more
+//! than [`MAX_CRC_BYTES_PER_BYTE`] bytes per input byte (checked by `work_is_bounded_*` tests;
+//! figures by input kind in BENCHMARKS.md).
 
 use super::dialect;
 use super::signing::{Signature, SigningKeys};
@@ -20,6 +33,10 @@ const V2_HEADER_LEN: usize = 10;
 const CHECKSUM_LEN: usize = 2;
 const SIGNATURE_LEN: usize = 13;
 const IFLAG_SIGNED: u8 = 0x01;
+
+/// The bound on CRC work: the longest CRC'd span (a 255-byte payload and its header) over the
+/// shortest spacing of plausible headers (a MAVLink 1 header, 6 bytes).
+pub const MAX_CRC_BYTES_PER_BYTE: usize = (V2_HEADER_LEN - 1 + 255).div_ceil(V1_HEADER_LEN);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Version {
@@ -61,6 +78,8 @@ pub enum RejectReason {
     BadCrc,
     /// A message id the dialect does not define: there is no CRC_EXTRA to check it against.
     UnknownMessage,
+    /// A payload longer than the message it names ever is: refused on the header, no CRC needed.
+    BadLength,
     BadSignature,
     /// A MAVLink 2 frame with an incompatibility flag this receiver does not understand.
     IncompatFlags,
@@ -69,10 +88,12 @@ pub enum RejectReason {
 }
 
 impl RejectReason {
-    pub const ALL: [RejectReason; 6] = [
+    pub const COUNT: usize = 7;
+    pub const ALL: [RejectReason; Self::COUNT] = [
         RejectReason::Junk,
         RejectReason::BadCrc,
         RejectReason::UnknownMessage,
+        RejectReason::BadLength,
         RejectReason::BadSignature,
         RejectReason::IncompatFlags,
         RejectReason::Truncated,
@@ -83,6 +104,7 @@ impl RejectReason {
             RejectReason::Junk => "junk",
             RejectReason::BadCrc => "bad_crc",
             RejectReason::UnknownMessage => "unknown_msgid",
+            RejectReason::BadLength => "bad_length",
             RejectReason::BadSignature => "bad_signature",
             RejectReason::IncompatFlags => "incompat_flags",
             RejectReason::Truncated => "truncated",
@@ -127,22 +149,19 @@ enum Candidate {
     },
 }
 
-fn examine(buf: &[u8], keys: &SigningKeys) -> Candidate {
+fn examine(buf: &[u8], keys: &SigningKeys, work: &mut u64) -> Candidate {
     match buf[0] {
-        STX_V1 => examine_v1(buf),
-        _ => examine_v2(buf, keys),
+        STX_V1 => examine_v1(buf, work),
+        _ => examine_v2(buf, keys, work),
     }
 }
 
-fn examine_v1(buf: &[u8]) -> Candidate {
-    if buf.len() < 2 {
+fn examine_v1(buf: &[u8], work: &mut u64) -> Candidate {
+    if buf.len() < V1_HEADER_LEN {
         return Candidate::NeedMore;
     }
     let payload_len = buf[1] as usize;
     let len = V1_HEADER_LEN + payload_len + CHECKSUM_LEN;
-    if buf.len() < len {
-        return Candidate::NeedMore;
-    }
     let msgid = buf[5] as u32;
     let invalid = |reason| Candidate::Invalid {
         reason,
@@ -150,10 +169,18 @@ fn examine_v1(buf: &[u8]) -> Candidate {
         msgid: Some(msgid),
         sysid: Some(buf[3]),
     };
+    // Refused on the header alone, before waiting for the claimed bytes or computing a CRC.
     let Some(info) = dialect::lookup(msgid) else {
         return invalid(RejectReason::UnknownMessage);
     };
+    if payload_len > info.max_len as usize {
+        return invalid(RejectReason::BadLength);
+    }
+    if buf.len() < len {
+        return Candidate::NeedMore;
+    }
     let crc_end = V1_HEADER_LEN + payload_len;
+    *work += (crc_end - 1) as u64;
     if !crc_matches(&buf[1..crc_end], info.crc_extra, &buf[crc_end..len]) {
         return invalid(RejectReason::BadCrc);
     }
@@ -166,7 +193,7 @@ fn examine_v1(buf: &[u8]) -> Candidate {
     }
 }
 
-fn examine_v2(buf: &[u8], keys: &SigningKeys) -> Candidate {
+fn examine_v2(buf: &[u8], keys: &SigningKeys, work: &mut u64) -> Candidate {
     if buf.len() < V2_HEADER_LEN {
         return Candidate::NeedMore;
     }
@@ -184,13 +211,18 @@ fn examine_v2(buf: &[u8], keys: &SigningKeys) -> Candidate {
     if incompat & !IFLAG_SIGNED != 0 {
         return invalid(RejectReason::IncompatFlags);
     }
-    if buf.len() < len {
-        return Candidate::NeedMore;
-    }
+    // Refused on the header alone, before waiting for the claimed bytes or computing a CRC.
     let Some(info) = dialect::lookup(msgid) else {
         return invalid(RejectReason::UnknownMessage);
     };
+    if payload_len > info.max_len as usize {
+        return invalid(RejectReason::BadLength);
+    }
+    if buf.len() < len {
+        return Candidate::NeedMore;
+    }
     let crc_end = V2_HEADER_LEN + payload_len;
+    *work += (crc_end - 1) as u64;
     if !crc_matches(
         &buf[1..crc_end],
         info.crc_extra,
@@ -264,6 +296,8 @@ fn frame_at<'a>(
 struct Cursor {
     pos: usize,
     shadow_end: usize,
+    /// Bytes run through a CRC so far (see "Work is bounded by the input").
+    crc_bytes: u64,
 }
 
 impl Cursor {
@@ -287,7 +321,7 @@ impl Cursor {
                 sysid: None,
             }));
         }
-        let (reason, claimed_len, msgid, sysid) = match examine(rest, keys) {
+        let (reason, claimed_len, msgid, sysid) = match examine(rest, keys, &mut self.crc_bytes) {
             Candidate::Frame {
                 len,
                 version,
@@ -345,6 +379,11 @@ impl<'a, 'k> DatagramScanner<'a, 'k> {
             keys,
         }
     }
+
+    /// Bytes run through a CRC so far: the scanner's work beyond a constant per byte.
+    pub fn crc_bytes(&self) -> u64 {
+        self.cursor.crc_bytes
+    }
 }
 
 impl<'a> Iterator for DatagramScanner<'a, '_> {
@@ -390,6 +429,11 @@ impl StreamScanner {
     /// at its end becomes a `Truncated` reject. Pushing again starts a new stream.
     pub fn finish(&mut self) {
         self.at_end = true;
+    }
+
+    /// Bytes run through a CRC so far: the scanner's work beyond a constant per byte.
+    pub fn crc_bytes(&self) -> u64 {
+        self.cursor.crc_bytes
     }
 
     /// Bytes held back waiting for the rest of a frame.

@@ -130,10 +130,10 @@ fn truncated_v2_payload_is_a_receipt_with_the_length_as_received() {
 
 #[test]
 fn a_corrupt_frame_hiding_a_valid_one_gives_the_valid_one() {
-    // A v2 start marker whose claimed length swallows the valid frame that follows: its CRC
-    // fails, the scanner steps one byte on and finds the hidden frame.
+    // A v2 start marker (GPS_RAW_INT, up to 52 bytes) whose claimed length swallows the valid
+    // frame that follows: its CRC fails, the scanner steps one byte on and finds the hidden frame.
     let valid = build::v1(hdr(9, 5), 0, &build::heartbeat_payload(2, 3));
-    let mut bytes = vec![0xFD, 40, 0, 0, 1, 9, 1, 0, 0, 0];
+    let mut bytes = vec![0xFD, 40, 0, 0, 1, 9, 1, 24, 0, 0];
     bytes.extend_from_slice(&valid);
     bytes.extend_from_slice(&[0u8; 40]);
     let keys = SigningKeys::default();
@@ -257,4 +257,82 @@ fn junk_without_start_markers_is_one_reject_per_run() {
     assert_eq!(scanner.pending(), 5);
     scanner.push(&hb[5..]);
     assert!(matches!(scanner.next_item(&keys), Some(ScanItem::Frame(_))));
+}
+
+/// Crafted input as dense as headers allow: each start asks for the CRC it can make the
+/// scanner compute. The work stays under the documented bound, and valid frames hidden among
+/// them still come out.
+#[test]
+fn work_is_bounded_on_adversarial_input() {
+    let keys = SigningKeys::default();
+    let check = |name: &str, bytes: &[u8]| {
+        let mut scanner = DatagramScanner::new(bytes, &keys);
+        let items = scanner.by_ref().count();
+        let per_byte = scanner.crc_bytes() as f64 / bytes.len() as f64;
+        assert!(
+            per_byte <= MAX_CRC_BYTES_PER_BYTE as f64,
+            "{name}: {per_byte:.1} CRC bytes per byte ({items} items)"
+        );
+        per_byte
+    };
+    // Every byte a v1 start claiming 254 bytes of DEBUG (a 9-byte message): no CRC at all.
+    assert_eq!(check("all 0xFE", &vec![0xFE; 65_000]), 0.0);
+    // v2 starts claiming 255 bytes of ENCAPSULATED_DATA every 12 bytes.
+    let mut v2 = Vec::new();
+    while v2.len() < 65_000 {
+        v2.extend_from_slice(&[0xFD, 0xFF, 0, 0, 1, 2, 3, 0x83, 0, 0, 0x55, 0x55]);
+    }
+    let v2_work = check("crafted v2 starts", &v2);
+    assert!(
+        v2_work > 10.0,
+        "the crafted input does reach the CRC: {v2_work}"
+    );
+    // v1 headers of ENCAPSULATED_DATA every 6 bytes: the densest there is.
+    let mut v1 = Vec::new();
+    while v1.len() < 65_000 {
+        v1.extend_from_slice(&[0xFE, 0xFF, 1, 2, 3, 0x83]);
+    }
+    check("crafted v1 starts", &v1);
+    // Random junk.
+    let mut x = 0x9E37_79B9u32;
+    let random: Vec<u8> = (0..65_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as u8
+        })
+        .collect();
+    assert!(check("random", &random) < 1.0);
+}
+
+#[test]
+fn a_valid_frame_behind_crafted_starts_still_comes_out() {
+    let keys = SigningKeys::default();
+    let mut bytes = Vec::new();
+    for _ in 0..40 {
+        bytes.extend_from_slice(&[0xFD, 0xFF, 0, 0, 1, 2, 3, 0x83, 0, 0, 0x55, 0x55]);
+    }
+    let frame = build::v2(hdr(7, 9), 0, &build::heartbeat_payload(2, 3));
+    bytes.extend_from_slice(&frame);
+    bytes.extend_from_slice(&[0xFE; 300]);
+    let frames: Vec<u8> = DatagramScanner::new(&bytes, &keys)
+        .filter_map(|item| match item {
+            ScanItem::Frame(f) => Some(f.sysid),
+            ScanItem::Reject(_) => None,
+        })
+        .collect();
+    assert_eq!(frames, vec![7]);
+}
+
+#[test]
+fn a_payload_longer_than_its_message_is_refused_on_the_header() {
+    let keys = SigningKeys::default();
+    // A v1 HEARTBEAT header claiming 200 bytes: refused before 200 bytes are even there.
+    let mut stream = StreamScanner::new();
+    stream.push(&[0xFE, 200, 0, 1, 1, 0]);
+    match stream.next_item(&keys) {
+        Some(ScanItem::Reject(r)) => assert_eq!(r.reason, RejectReason::BadLength),
+        other => panic!("{other:?}"),
+    }
 }

@@ -1,6 +1,6 @@
 //! Sequence tracking per sender: MAVLink's 8-bit `seq` counts each sender's frames, so gaps
-//! in it are frames lost on the way, repeats are duplicates, and steps backwards are reordering.
-//! Keyed by (link, sysid, compid) because each link is its own path with its own losses.
+//! in it are frames lost on the way, repeats are duplicates, small steps backwards are late
+//! frames and large ones a sender that started over (a reset). Every count only grows.
 
 use crate::link::LinkId;
 use std::collections::HashMap;
@@ -14,36 +14,49 @@ pub enum SeqOutcome {
     /// This many frames were skipped before this one.
     Lost(u8),
     Duplicate,
-    /// An earlier sequence number than the last one: late or reordered.
-    OutOfOrder,
+    /// A little behind the last one (at most [`REORDER_WINDOW`]): late or reordered.
+    Late,
+    /// Far behind the last one: the sender started a new sequence (a reboot, a second
+    /// counter). Neither loss nor reordering.
+    Reset,
 }
 
-/// Totals for one sender.
+/// Totals for one sender. Every count only ever grows, so they can be exported as Prometheus
+/// `_total` counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SeqStats {
     pub received: u64,
+    /// Frames missing when a later one arrived.
     pub lost: u64,
     pub duplicates: u64,
-    pub out_of_order: u64,
+    /// Frames that arrived behind a later one (some of them had been counted in `lost`).
+    pub late: u64,
+    /// New sequences started by the sender.
+    pub resets: u64,
     last_seq: u8,
 }
 
 impl SeqStats {
-    /// Lost frames as a share of those sent (received plus lost), in percent.
+    /// Frames missing and never seen late, as a share of those sent, in percent. A late frame
+    /// makes up for one counted lost; `lost` itself never goes down.
     pub fn loss_percent(&self) -> f64 {
-        let sent = self.received + self.lost;
+        let missing = self.lost.saturating_sub(self.late);
+        let sent = self.received + missing;
         if sent == 0 {
             0.0
         } else {
-            100.0 * self.lost as f64 / sent as f64
+            100.0 * missing as f64 / sent as f64
         }
     }
 }
 
-/// Steps forward of more than this are taken as loss; larger ones are a step backwards
-/// (late or reordered frames) across the u8 wrap. Half the sequence space, as is usual for
-/// serial-number arithmetic.
+/// Steps forward of at most this are taken as loss (half the sequence space, as is usual for
+/// serial-number arithmetic); anything else is a step backwards across the u8 wrap.
 const MAX_FORWARD_STEP: u8 = 128;
+
+/// Steps backwards of at most this are late frames; farther back is a new sequence. Links
+/// reorder a few frames at most; a sender that restarts jumps back by whatever it had reached.
+pub const REORDER_WINDOW: u8 = 16;
 
 /// Classifies a sequence number against the previous one from the same sender.
 pub fn classify(previous: u8, seq: u8) -> SeqOutcome {
@@ -51,13 +64,17 @@ pub fn classify(previous: u8, seq: u8) -> SeqOutcome {
         0 => SeqOutcome::Duplicate,
         1 => SeqOutcome::InOrder,
         step if step <= MAX_FORWARD_STEP => SeqOutcome::Lost(step - 1),
-        _ => SeqOutcome::OutOfOrder,
+        step if step.wrapping_neg() <= REORDER_WINDOW => SeqOutcome::Late,
+        _ => SeqOutcome::Reset,
     }
 }
 
+/// Per sender: (link, sysid, compid). Each link is its own path with its own losses.
+pub type SenderKey = (LinkId, u8, u8);
+
 #[derive(Debug, Default)]
 pub struct SequenceTracker {
-    senders: HashMap<(LinkId, u8, u8), SeqStats>,
+    senders: HashMap<SenderKey, SeqStats>,
 }
 
 impl SequenceTracker {
@@ -65,16 +82,13 @@ impl SequenceTracker {
         Self::default()
     }
 
-    /// Records a frame from `(link, sysid, compid)` and says what its sequence number shows.
-    pub fn observe(&mut self, link: LinkId, sysid: u8, compid: u8, seq: u8) -> SeqOutcome {
+    /// Records a frame from a sender and says what its sequence number shows.
+    pub fn observe(&mut self, sender: SenderKey, seq: u8) -> SeqOutcome {
         let mut first = false;
-        let stats = self
-            .senders
-            .entry((link, sysid, compid))
-            .or_insert_with(|| {
-                first = true;
-                SeqStats::default()
-            });
+        let stats = self.senders.entry(sender).or_insert_with(|| {
+            first = true;
+            SeqStats::default()
+        });
         stats.received += 1;
         if first {
             stats.last_seq = seq;
@@ -88,16 +102,16 @@ impl SequenceTracker {
                 stats.last_seq = seq;
             }
             SeqOutcome::Duplicate => stats.duplicates += 1,
-            // A late frame was already counted as lost when the gap was seen; take it back.
-            SeqOutcome::OutOfOrder => {
-                stats.out_of_order += 1;
-                stats.lost = stats.lost.saturating_sub(1);
+            SeqOutcome::Late => stats.late += 1,
+            SeqOutcome::Reset => {
+                stats.resets += 1;
+                stats.last_seq = seq;
             }
         }
         outcome
     }
 
-    pub fn stats(&self) -> impl Iterator<Item = ((LinkId, u8, u8), &SeqStats)> {
+    pub fn stats(&self) -> impl Iterator<Item = (SenderKey, &SeqStats)> {
         self.senders.iter().map(|(k, v)| (*k, v))
     }
 }
@@ -112,30 +126,52 @@ mod tests {
         assert_eq!(classify(255, 0), SeqOutcome::InOrder);
         assert_eq!(classify(254, 1), SeqOutcome::Lost(2));
         assert_eq!(classify(7, 7), SeqOutcome::Duplicate);
-        assert_eq!(classify(10, 9), SeqOutcome::OutOfOrder);
-        assert_eq!(classify(0, 255), SeqOutcome::OutOfOrder);
+        assert_eq!(classify(10, 9), SeqOutcome::Late);
+        assert_eq!(classify(0, 255), SeqOutcome::Late);
+        assert_eq!(classify(20, 4), SeqOutcome::Late);
+        assert_eq!(classify(20, 3), SeqOutcome::Reset);
         assert_eq!(classify(0, 128), SeqOutcome::Lost(127));
-        assert_eq!(classify(0, 129), SeqOutcome::OutOfOrder);
+        assert_eq!(classify(0, 129), SeqOutcome::Reset);
     }
 
     #[test]
-    fn counts_loss_duplicates_and_reordering_per_sender() {
+    fn counts_loss_duplicates_and_late_frames_per_sender() {
         let (l0, l1) = (LinkId::FIRST, LinkId::new(1).unwrap());
         let mut t = SequenceTracker::new();
-        assert_eq!(t.observe(l0, 1, 1, 250), SeqOutcome::First);
+        assert_eq!(t.observe((l0, 1, 1), 250), SeqOutcome::First);
         for seq in [251u8, 252, 255, 0, 0, 1, 254] {
-            t.observe(l0, 1, 1, seq);
+            t.observe((l0, 1, 1), seq);
         }
         // Another sender and the same sender on another link are tracked apart.
-        t.observe(l0, 2, 1, 3);
-        t.observe(l1, 1, 1, 9);
+        t.observe((l0, 2, 1), 3);
+        t.observe((l1, 1, 1), 9);
         let stats: HashMap<_, _> = t.stats().map(|(k, v)| (k, *v)).collect();
         let s = stats[&(l0, 1, 1)];
-        assert_eq!((s.received, s.duplicates, s.out_of_order), (8, 1, 1));
-        // 253 and 254 missing, then 254 arrives late: one lost in the end.
-        assert_eq!(s.lost, 1);
+        assert_eq!((s.received, s.duplicates, s.late, s.resets), (8, 1, 1, 0));
+        // 253 and 254 missing (2 lost, never taken back), then 254 arrives late.
+        assert_eq!(s.lost, 2);
+        assert!((s.loss_percent() - 100.0 / 9.0).abs() < 1e-9);
         assert_eq!(stats[&(l0, 2, 1)].received, 1);
         assert_eq!(stats[&(l1, 1, 1)].lost, 0);
-        assert!((s.loss_percent() - 100.0 / 9.0).abs() < 1e-9);
+    }
+
+    /// The repro from the issue: 0..99 with 9 missing, then the sender restarts at 0 and sends
+    /// 0..59. The loss stays 9 (it went to 0 before, and a `_total` counter went down).
+    #[test]
+    fn a_sender_that_restarts_its_sequence_is_a_reset_and_loss_never_decreases() {
+        let mut t = SequenceTracker::new();
+        let key = (LinkId::FIRST, 7, 1);
+        let mut lost_seen = Vec::new();
+        for seq in (0u8..100).filter(|s| s % 11 != 5) {
+            t.observe(key, seq);
+            lost_seen.push(t.stats().next().unwrap().1.lost);
+        }
+        for seq in 0u8..60 {
+            t.observe(key, seq);
+            lost_seen.push(t.stats().next().unwrap().1.lost);
+        }
+        let s = *t.stats().next().unwrap().1;
+        assert_eq!((s.lost, s.resets, s.late, s.received), (9, 1, 0, 151));
+        assert!(lost_seen.windows(2).all(|w| w[0] <= w[1]), "lost went down");
     }
 }
