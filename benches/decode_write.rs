@@ -4,7 +4,8 @@
 //!
 //! cargo bench --bench decode_write
 
-use foxborne_receiver::recorder::{Output, Recorder, RecorderSettings};
+use foxborne_receiver::link::LinkId;
+use foxborne_receiver::recorder::{LinkRecorder, Output, RecorderSettings};
 use foxborne_receiver::sink::rotating::Framing;
 use foxborne_receiver::sink::RotatingFile;
 use foxborne_receiver::tlog::TlogReader;
@@ -59,8 +60,9 @@ fn main() {
             1 << 40,
             Framing::Lines,
         );
-        let mut recorder = Recorder::new(
-            &["bench".into()],
+        let mut recorder = LinkRecorder::new(
+            LinkId::FIRST,
+            "bench",
             RecorderSettings {
                 fields_for: vec![0, 2, 253],
                 ..Default::default()
@@ -72,14 +74,7 @@ fn main() {
         let mut written = 0usize;
         for chunk in datagrams.chunks(512) {
             for (utc_ns, d) in chunk {
-                recorder.datagram(
-                    foxborne_receiver::link::LinkId::FIRST,
-                    *utc_ns,
-                    Some(1),
-                    Some("\"127.0.0.1:14550\""),
-                    d,
-                    &mut out,
-                );
+                recorder.datagram(*utc_ns, Some(1), Some("\"127.0.0.1:14550\""), d, &mut out);
             }
             for b in out.batches.drain(..) {
                 receipts += b.receipts;
@@ -104,8 +99,9 @@ fn main() {
             1 << 40,
             Framing::Lines,
         );
-        let mut recorder = Recorder::new(
-            &["bench".into()],
+        let mut recorder = LinkRecorder::new(
+            LinkId::FIRST,
+            "bench",
             RecorderSettings {
                 fields_for: vec![0, 2, 253],
                 ..Default::default()
@@ -115,7 +111,6 @@ fn main() {
         let mut receipts = 0u64;
         for (i, piece) in stream.chunks(4096).enumerate() {
             recorder.stream(
-                foxborne_receiver::link::LinkId::FIRST,
                 1_700_000_000_000_000_000 + i as i64 * 1_000_000,
                 Some(1),
                 None,

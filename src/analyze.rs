@@ -108,7 +108,10 @@ pub fn replay_file(
                     return Ok(());
                 };
                 let utc_ns = record.utc_us as i64 * 1000;
-                if let Some(input) = MonitorInput::from_frame(LinkId::FIRST, &frame, utc_ns) {
+                let resolution = crate::monitor::input::TLOG_RESOLUTION_NS;
+                if let Some(input) =
+                    MonitorInput::from_frame(LinkId::FIRST, &frame, utc_ns, resolution)
+                {
                     for event in replay.receipt(&input, tlog_link) {
                         emit(&event)?;
                     }

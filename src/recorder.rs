@@ -1,6 +1,7 @@
-//! The recorder: link bytes in, receive-log lines, raw `.tlog` records, reject counts,
-//! sequence statistics and the receipts the monitors need out. Pure: arrival times come in with
-//! the bytes, and output goes into buffers the caller writes.
+//! The recorder of one link: its bytes in; receive-log lines, raw `.tlog` records, reject
+//! counts, sequence statistics and the monitor input out. Pure: arrival times come in with the
+//! bytes, and output goes into buffers the caller writes. Each link has its own, so links are
+//! scanned in parallel, each on its own thread, and share nothing while scanning.
 
 use crate::link::LinkId;
 use crate::monitor::MonitorInput;
@@ -87,13 +88,6 @@ impl Output {
     }
 }
 
-struct LinkState {
-    name: String,
-    name_json: String,
-    scanner: StreamScanner,
-    counters: LinkCounters,
-}
-
 #[derive(Debug, Clone, Default)]
 pub struct RecorderSettings {
     pub fields_for: Vec<u32>,
@@ -102,13 +96,16 @@ pub struct RecorderSettings {
     pub capture_tlog: bool,
 }
 
-pub struct Recorder {
-    links: Vec<LinkState>,
+pub struct LinkRecorder {
+    link: LinkId,
+    name_json: String,
+    scanner: StreamScanner,
+    counters: LinkCounters,
     keys: SigningKeys,
     receipts: ReceiptWriter,
 }
 
-/// What every receipt goes through, whichever link and scanner it came from.
+/// What every receipt goes through, whichever scanner it came from.
 struct ReceiptWriter {
     options: LineOptions,
     capture_tlog: bool,
@@ -116,19 +113,14 @@ struct ReceiptWriter {
     sequences: SequenceTracker,
 }
 
-impl Recorder {
-    pub fn new(link_names: &[String], settings: RecorderSettings) -> Self {
+impl LinkRecorder {
+    pub fn new(link: LinkId, name: &str, settings: RecorderSettings) -> Self {
         let signatures_checked = !settings.signing_keys.is_empty();
         Self {
-            links: link_names
-                .iter()
-                .map(|name| LinkState {
-                    name: name.clone(),
-                    name_json: receipt::json_string(name),
-                    scanner: StreamScanner::new(),
-                    counters: LinkCounters::default(),
-                })
-                .collect(),
+            link,
+            name_json: receipt::json_string(name),
+            scanner: StreamScanner::new(),
+            counters: LinkCounters::default(),
             keys: SigningKeys::new(settings.signing_keys, settings.reject_bad_signatures),
             receipts: ReceiptWriter {
                 options: LineOptions {
@@ -142,12 +134,12 @@ impl Recorder {
         }
     }
 
-    pub fn link_name(&self, link: LinkId) -> &str {
-        &self.links[link.index()].name
+    pub fn link(&self) -> LinkId {
+        self.link
     }
 
-    pub fn counters(&self, link: LinkId) -> &LinkCounters {
-        &self.links[link.index()].counters
+    pub fn counters(&self) -> &LinkCounters {
+        &self.counters
     }
 
     pub fn sequences(&self) -> &SequenceTracker {
@@ -157,74 +149,62 @@ impl Recorder {
     /// One UDP datagram: scanned on its own.
     pub fn datagram(
         &mut self,
-        link: LinkId,
         utc_ns: i64,
         mono_ns: Option<u64>,
         src_json: Option<&str>,
         bytes: &[u8],
         out: &mut Output,
     ) {
-        let state = &mut self.links[link.index()];
-        state.counters.bytes += bytes.len() as u64;
+        self.counters.bytes += bytes.len() as u64;
         let arrival = Arrival {
             utc_ns,
             mono_ns,
-            link_json: &state.name_json,
+            link_json: &self.name_json,
             src_json,
         };
         for item in DatagramScanner::new(bytes, &self.keys) {
             self.receipts
-                .record(link, item, &arrival, &mut state.counters, out);
+                .record(self.link, item, &arrival, &mut self.counters, out);
         }
     }
 
     /// Bytes from a stream link (serial): frames may span calls.
     pub fn stream(
         &mut self,
-        link: LinkId,
         utc_ns: i64,
         mono_ns: Option<u64>,
         src_json: Option<&str>,
         bytes: &[u8],
         out: &mut Output,
     ) {
-        let state = &mut self.links[link.index()];
-        state.counters.bytes += bytes.len() as u64;
-        state.scanner.push(bytes);
-        self.drain_stream(link, utc_ns, mono_ns, src_json, out);
+        self.counters.bytes += bytes.len() as u64;
+        self.scanner.push(bytes);
+        self.drain_stream(utc_ns, mono_ns, src_json, out);
     }
 
     /// A stream link closed: a partial frame it left is a reject, and the next bytes start afresh.
-    pub fn stream_end(
-        &mut self,
-        link: LinkId,
-        utc_ns: i64,
-        mono_ns: Option<u64>,
-        out: &mut Output,
-    ) {
-        self.links[link.index()].scanner.finish();
-        self.drain_stream(link, utc_ns, mono_ns, None, out);
-        self.links[link.index()].scanner = StreamScanner::new();
+    pub fn stream_end(&mut self, utc_ns: i64, mono_ns: Option<u64>, out: &mut Output) {
+        self.scanner.finish();
+        self.drain_stream(utc_ns, mono_ns, None, out);
+        self.scanner = StreamScanner::new();
     }
 
     fn drain_stream(
         &mut self,
-        link: LinkId,
         utc_ns: i64,
         mono_ns: Option<u64>,
         src_json: Option<&str>,
         out: &mut Output,
     ) {
-        let state = &mut self.links[link.index()];
         let arrival = Arrival {
             utc_ns,
             mono_ns,
-            link_json: &state.name_json,
+            link_json: &self.name_json,
             src_json,
         };
-        while let Some(item) = state.scanner.next_item(&self.keys) {
+        while let Some(item) = self.scanner.next_item(&self.keys) {
             self.receipts
-                .record(link, item, &arrival, &mut state.counters, out);
+                .record(self.link, item, &arrival, &mut self.counters, out);
         }
     }
 }
@@ -283,8 +263,9 @@ fn write_tlog_record(out: &mut Vec<u8>, utc_ns: i64, frame: &Frame<'_>) {
 /// Monitors are fed the receipt time as the receive log states it (whole milliseconds), so
 /// `analyze` over the log reaches the same findings as the live daemon.
 fn observe(link: LinkId, frame: &Frame<'_>, utc_ns: i64, observations: &mut Vec<MonitorInput>) {
-    let utc_ns = utc_ns - utc_ns.rem_euclid(1_000_000);
-    observations.extend(MonitorInput::from_frame(link, frame, utc_ns));
+    let resolution = crate::monitor::input::RECEIVE_LOG_RESOLUTION_NS;
+    let utc_ns = utc_ns - utc_ns.rem_euclid(resolution);
+    observations.extend(MonitorInput::from_frame(link, frame, utc_ns, resolution));
 }
 
 #[cfg(test)]
@@ -309,8 +290,9 @@ mod tests {
 
     #[test]
     fn datagrams_become_lines_counters_and_observations() {
-        let mut r = Recorder::new(
-            &["radio1".into(), "usb0".into()],
+        let mut r = LinkRecorder::new(
+            LINK0,
+            "radio1",
             RecorderSettings {
                 fields_for: vec![0],
                 capture_tlog: true,
@@ -322,7 +304,6 @@ mod tests {
         dgram.extend_from_slice(b"junk");
         dgram.extend_from_slice(&hb(4, 3));
         r.datagram(
-            LINK0,
             1_000_000_000_123_000_000,
             Some(42),
             Some("\"10.0.0.1:14550\""),
@@ -339,7 +320,7 @@ mod tests {
         assert_eq!(lines[1].seq, 3);
         assert_eq!(lines[0].src.as_deref(), Some("10.0.0.1:14550"));
         assert_eq!(lines[0].recv_utc, "2001-09-09T01:46:40.123Z");
-        let c = r.counters(LINK0);
+        let c = r.counters();
         assert_eq!(
             (
                 c.receipts,
@@ -358,26 +339,19 @@ mod tests {
 
     #[test]
     fn a_stream_frame_split_across_reads_is_one_receipt_and_midnight_splits_batches() {
-        let mut r = Recorder::new(&["usb0".into()], RecorderSettings::default());
+        let mut r = LinkRecorder::new(LINK0, "usb0", RecorderSettings::default());
         let mut out = Output::default();
         let frame = hb(7, 9);
         let before_midnight = 20_000 * NANOS_PER_DAY - 1;
-        r.stream(LINK0, before_midnight, None, None, &frame[..6], &mut out);
-        r.stream(LINK0, before_midnight, None, None, &frame[6..], &mut out);
-        r.stream(LINK0, before_midnight + 2, None, None, &frame, &mut out);
-        r.stream(
-            LINK0,
-            before_midnight + 3,
-            None,
-            None,
-            &frame[..4],
-            &mut out,
-        );
-        r.stream_end(LINK0, before_midnight + 4, None, &mut out);
+        r.stream(before_midnight, None, None, &frame[..6], &mut out);
+        r.stream(before_midnight, None, None, &frame[6..], &mut out);
+        r.stream(before_midnight + 2, None, None, &frame, &mut out);
+        r.stream(before_midnight + 3, None, None, &frame[..4], &mut out);
+        r.stream_end(before_midnight + 4, None, &mut out);
         assert_eq!(out.batches.len(), 2);
         assert_eq!((out.batches[0].receipts, out.batches[1].receipts), (1, 1));
         assert_eq!(out.batches[1].day, 20_000);
-        let c = r.counters(LINK0);
+        let c = r.counters();
         assert_eq!(
             (c.seq_duplicates, c.rejects_of(RejectReason::Truncated)),
             (1, 1)

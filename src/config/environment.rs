@@ -14,8 +14,20 @@ impl Config {
             if let LinkTransport::Serial { path, .. } = &link.kind {
                 match std::fs::metadata(path) {
                     Ok(m) if m.file_type().is_char_device() => {
-                        if let Err(e) = std::fs::OpenOptions::new().read(true).open(path) {
-                            return Err(ConfigError::Invalid { file, key: format!("link[{i}].serial"), reason: format!("{}: cannot open: {e}", path.display()) });
+                        // Non-blocking and not as a controlling terminal: opening a modem line
+                        // must neither wait for carrier nor take the terminal over.
+                        use std::os::unix::fs::OpenOptionsExt;
+                        let opened = std::fs::OpenOptions::new()
+                            .read(true)
+                            .custom_flags(libc_flags())
+                            .open(path);
+                        let device = match opened {
+                            Ok(d) => d,
+                            Err(e) => return Err(ConfigError::Invalid { file, key: format!("link[{i}].serial"), reason: format!("{}: cannot open: {e}", path.display()) }),
+                        };
+                        // A serial port has terminal settings; /dev/zero or /dev/null have none.
+                        if nix::sys::termios::tcgetattr(&device).is_err() {
+                            return Err(ConfigError::Invalid { file, key: format!("link[{i}].serial"), reason: format!("{} is a character device but not a serial port (it has no terminal settings)", path.display()) });
                         }
                     }
                     Ok(_) => {
@@ -44,4 +56,8 @@ impl Config {
         }
         Ok(warnings)
     }
+}
+
+fn libc_flags() -> i32 {
+    (nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_NOCTTY).bits()
 }

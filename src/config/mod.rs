@@ -5,6 +5,7 @@
 //! the checks of the machine itself (devices, folders) are apart, in [`environment`].
 
 mod environment;
+pub mod ranges;
 mod raw;
 
 use crate::monitor::{GapConfig, LatencyConfig, WatchSettings};
@@ -51,6 +52,9 @@ pub enum LinkTransport {
         bind: SocketAddr,
         /// Source networks allowed to send; empty allows any.
         allow: Vec<IpNet>,
+        /// The socket receive buffer asked of the kernel.
+        #[serde(rename = "rcvbuf_kb", serialize_with = "as_kib")]
+        rcvbuf_bytes: u64,
     },
     Serial {
         #[serde(rename = "serial")]
@@ -65,7 +69,14 @@ pub struct LinkConfig {
     pub name: String,
     #[serde(flatten)]
     pub kind: LinkTransport,
+    /// Bytes that may wait for this link's scanner; past it input is dropped and counted.
+    #[serde(rename = "queue_mb", serialize_with = "as_mib")]
+    pub queue_bytes: u64,
 }
+
+/// Per-link defaults: 16 MiB may wait for a link's scanner; 8 MiB of socket buffer.
+pub const DEFAULT_LINK_QUEUE_MB: u64 = 16;
+pub const DEFAULT_RCVBUF_KB: u64 = 8192;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct GapSettings {
@@ -108,6 +119,10 @@ fn count_of<S: serde::Serializer>(keys: &[[u8; 32]], s: S) -> Result<S::Ok, S::E
 
 fn as_mib<S: serde::Serializer>(bytes: &u64, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(bytes / (1024 * 1024))
+}
+
+fn as_kib<S: serde::Serializer>(bytes: &u64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(bytes / 1024)
 }
 
 /// The validated settings the daemon runs with.
@@ -163,14 +178,32 @@ impl Config {
             key: key.to_string(),
             reason,
         };
-        if !(raw.fsync_interval_s > 0.0 && raw.fsync_interval_s.is_finite()) {
-            return Err(invalid(
-                "fsync_interval_s",
-                "must be a positive number of seconds".into(),
-            ));
+        // Every number against its documented range (ranges.rs), named as the file names it.
+        let in_range = |key: &str, range_key: &str, value: f64| {
+            ranges::check(range_key, value).map_err(|reason| invalid(key, reason))
+        };
+        in_range("fsync_interval_s", "fsync_interval_s", raw.fsync_interval_s)?;
+        in_range(
+            "rotate_size_mb",
+            "rotate_size_mb",
+            raw.rotate_size_mb as f64,
+        )?;
+        in_range("buffer_mb", "buffer_mb", raw.buffer_mb as f64)?;
+        in_range("gap.threshold_s", "gap.threshold_s", raw.gap.threshold_s)?;
+        in_range("latency.window_s", "latency.window_s", raw.latency.window_s)?;
+        in_range(
+            "latency.report_interval_s",
+            "latency.report_interval_s",
+            raw.latency.report_interval_s,
+        )?;
+        if let Some(queue) = raw.webhook.as_ref().and_then(|w| w.queue) {
+            in_range("webhook.queue", "webhook.queue", queue as f64)?;
         }
-        if raw.rotate_size_mb == 0 {
-            return Err(invalid("rotate_size_mb", "must be at least 1".into()));
+        if raw.links.len() > crate::link::MAX_LINKS {
+            return Err(invalid(
+                "link",
+                format!("at most {} links", crate::link::MAX_LINKS),
+            ));
         }
         let mut field_ids = Vec::new();
         for name in &raw.fields {
@@ -231,16 +264,23 @@ impl Config {
                             })
                         })
                         .collect::<Result<_, _>>()?;
-                    LinkTransport::Udp { bind, allow }
+                    let rcvbuf_kb = link.rcvbuf_kb.unwrap_or(DEFAULT_RCVBUF_KB);
+                    in_range(&key("rcvbuf_kb"), "link.rcvbuf_kb", rcvbuf_kb as f64)?;
+                    LinkTransport::Udp {
+                        bind,
+                        allow,
+                        rcvbuf_bytes: rcvbuf_kb * 1024,
+                    }
                 }
                 (None, Some(path)) => {
-                    if !link.allow.is_empty() {
-                        return Err(invalid(&key("allow"), "allow is for UDP links".into()));
+                    if !link.allow.is_empty() || link.rcvbuf_kb.is_some() {
+                        return Err(invalid(
+                            &key("allow"),
+                            "allow and rcvbuf_kb are for UDP links".into(),
+                        ));
                     }
                     let baud = link.baud.unwrap_or(57600);
-                    if baud == 0 {
-                        return Err(invalid(&key("baud"), "must be positive".into()));
-                    }
+                    in_range(&key("baud"), "link.baud", baud as f64)?;
                     let flow_control = match link.flow_control.as_deref().unwrap_or("none") {
                         "none" => FlowControl::None,
                         "hardware" | "rtscts" => FlowControl::Hardware,
@@ -271,9 +311,12 @@ impl Config {
                     ))
                 }
             };
+            let queue_mb = link.queue_mb.unwrap_or(DEFAULT_LINK_QUEUE_MB);
+            in_range(&key("queue_mb"), "link.queue_mb", queue_mb as f64)?;
             links.push(LinkConfig {
                 name: link.name.clone(),
                 kind,
+                queue_bytes: queue_mb * 1024 * 1024,
             });
         }
         let signing_keys = raw
@@ -290,12 +333,6 @@ impl Config {
                 })
             })
             .collect::<Result<_, _>>()?;
-        if !(raw.gap.threshold_s > 0.0 && raw.gap.threshold_s.is_finite()) {
-            return Err(invalid(
-                "gap.threshold_s",
-                "must be a positive number of seconds".into(),
-            ));
-        }
         let mut vehicles = BTreeMap::new();
         for (sysid, name) in &raw.gap.vehicles {
             let id: u8 = sysid.parse().map_err(|_| {
@@ -305,12 +342,6 @@ impl Config {
                 )
             })?;
             vehicles.insert(id, name.clone());
-        }
-        if !(raw.latency.window_s > 0.0 && raw.latency.report_interval_s > 0.0) {
-            return Err(invalid(
-                "latency",
-                "window_s and report_interval_s must be positive".into(),
-            ));
         }
         let http_listen = parse_bind(&raw.http.listen).ok_or_else(|| {
             invalid(
@@ -503,6 +534,48 @@ url = "http://127.0.0.1:9000/alerts"
             "8.8.8.8".parse().unwrap()
         ));
         assert!(parse_network("10.0.0.0/33").is_none());
+    }
+
+    /// The values the issue found passing check-config and failing at run time.
+    #[test]
+    fn numbers_out_of_range_are_refused_naming_the_key() {
+        let link = "[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n";
+        for (text, key) in [
+            ("fsync_interval_s = 1e300\n", "fsync_interval_s"),
+            ("buffer_mb = 0\n", "buffer_mb"),
+            ("buffer_mb = 17592186044416\n", "buffer_mb"),
+            ("rotate_size_mb = 17592186044416\n", "rotate_size_mb"),
+            ("[gap]\nthreshold_s = 1e-12\n", "gap.threshold_s"),
+            (
+                "[latency]\nreport_interval_s = 1e-9\n",
+                "latency.report_interval_s",
+            ),
+            (
+                "[webhook]\nurl = \"http://h/a\"\nqueue = 9000000000000000000\n",
+                "webhook.queue",
+            ),
+        ] {
+            let err = parse(&format!("{text}{link}")).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("`{key}`")) && err.contains("out of range"),
+                "{text}: {err}"
+            );
+        }
+        for (extra, key) in [
+            ("baud = 0\n", "link[0].baud"),
+            ("queue_mb = 0\n", "link[0].queue_mb"),
+        ] {
+            let text = format!("[[link]]\nname = \"s\"\nserial = \"/dev/ttyS9\"\n{extra}");
+            let err = parse(&text).unwrap_err().to_string();
+            assert!(
+                err.contains(key) && err.contains("out of range"),
+                "{extra}: {err}"
+            );
+        }
+        let err = parse(&format!("{link}rcvbuf_kb = 1\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("link[0].rcvbuf_kb"), "{err}");
     }
 
     #[test]

@@ -79,6 +79,8 @@ pub(super) struct RawLink {
     pub(super) serial: Option<PathBuf>,
     pub(super) baud: Option<u32>,
     pub(super) flow_control: Option<String>,
+    pub(super) queue_mb: Option<u64>,
+    pub(super) rcvbuf_kb: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -7,8 +7,10 @@ pub mod clock;
 pub mod events;
 pub mod input;
 pub mod kernel_clock;
+pub mod link_queue;
 pub mod notify;
 pub mod pipeline;
+pub mod scan;
 pub mod serial;
 pub mod udp;
 
@@ -17,47 +19,83 @@ use crate::http::HttpState;
 use crate::link::LinkId;
 use crate::monitor::event::{ReceiverKind, ReceiverState};
 use crate::monitor::{ClockWatch, Event, ReceiverEvent, UtcTime, Watch};
-use crate::recorder::{Recorder, RecorderSettings};
+use crate::recorder::{LinkRecorder, RecorderSettings};
 use crate::sink::rotating::Framing;
 use crate::sink::webhook::Webhook;
 use crate::sink::{spawn_writer, RotatingFile, WriterHandle};
 use crate::status::StatusSnapshot;
 use anyhow::Context;
 use events::EventSink;
+use link_queue::{link_queue, LinkShared};
 use pipeline::{LinkStatus, Pipeline, Sinks};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::{mpsc, watch, Notify};
 
-/// Link input queued between the link tasks and the pipeline. Bounded: when the pipeline falls
-/// behind, UDP datagrams wait in the socket's (large) kernel buffer instead.
-const INPUT_QUEUE: usize = 8192;
+/// Scanner batches waiting for the pipeline (each at most about 1 MiB of output). When the
+/// pipeline falls behind, scanners wait, and their links' byte-bounded queues take the rest.
+const BATCH_QUEUE: usize = 64;
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
     let started_utc_ns = clock::utc_ns();
 
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
-    let (input_tx, input_rx) = mpsc::channel(INPUT_QUEUE);
+    let (batch_tx, batch_rx) = mpsc::channel(BATCH_QUEUE);
+    let recorder_settings = RecorderSettings {
+        fields_for: config.field_ids.clone(),
+        signing_keys: config.signing.keys.clone(),
+        reject_bad_signatures: config.signing.reject_bad,
+        capture_tlog: config.tlog,
+    };
     let mut link_tasks = Vec::new();
+    let mut scanners = Vec::new();
+    let mut link_status = Vec::new();
     // Bind every UDP socket before anything runs: a port in use is a clear, immediate error.
     for (id, link) in LinkId::all(config.links.len()).zip(&config.links) {
+        let shared = LinkShared::new(link.queue_bytes);
+        let (queue, queue_rx) = link_queue(shared.clone());
+        let recorder = LinkRecorder::new(id, &link.name, recorder_settings.clone());
+        scanners.push(
+            scan::spawn(
+                recorder,
+                &link.name,
+                queue_rx,
+                shared.clone(),
+                batch_tx.clone(),
+            )
+            .with_context(|| format!("link {}: cannot start its scanner", link.name))?,
+        );
+        link_status.push(LinkStatus::new(link.name.clone(), shared));
         match &link.kind {
-            LinkTransport::Udp { bind, allow } => {
-                let socket = udp::bind(*bind)
+            LinkTransport::Udp {
+                bind,
+                allow,
+                rcvbuf_bytes,
+            } => {
+                let (socket, rcvbuf) = udp::bind(*bind, *rcvbuf_bytes)
                     .with_context(|| format!("link {}: cannot listen on udp {bind}", link.name))?;
                 let local = socket
                     .local_addr()
                     .map(|a| a.to_string())
                     .unwrap_or_default();
-                tracing::info!(link = %link.name, %local, "listening");
+                tracing::info!(link = %link.name, %local, rcvbuf_bytes = rcvbuf, "listening");
+                if (rcvbuf as u64) < *rcvbuf_bytes {
+                    tracing::warn!(
+                        link = %link.name,
+                        asked = rcvbuf_bytes,
+                        got = rcvbuf,
+                        "the kernel capped the socket receive buffer (net.core.rmem_max); bursts past it are dropped by the kernel and counted"
+                    );
+                }
                 link_tasks.push(tokio::spawn(udp::run(
-                    id,
                     link.name.clone(),
                     socket,
                     allow.clone(),
-                    input_tx.clone(),
+                    queue,
                     shutdown_rx.clone(),
+                    #[cfg(feature = "testing")]
+                    std::env::var_os("FOXBORNE_TEST_STALL_UDP_FILE").map(std::path::PathBuf::from),
                 )));
             }
             LinkTransport::Serial {
@@ -71,16 +109,15 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
                     flow_control: *flow_control,
                 };
                 link_tasks.push(tokio::spawn(serial::run(
-                    id,
                     link.name.clone(),
                     settings,
-                    input_tx.clone(),
+                    queue,
                     shutdown_rx.clone(),
                 )));
             }
         }
     }
-    drop(input_tx);
+    drop(batch_tx);
 
     let http_listener = tokio::net::TcpListener::bind(config.http.listen)
         .await
@@ -142,18 +179,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         detail: Some(config.effective()),
     }));
     let watch = Watch::new(config.watch_settings(), started_utc_ns);
-    let names: Vec<String> = config.links.iter().map(|l| l.name.clone()).collect();
-    let recorder = Recorder::new(
-        &names,
-        RecorderSettings {
-            fields_for: config.field_ids.clone(),
-            signing_keys: config.signing.keys.clone(),
-            reject_bad_signatures: config.signing.reject_bad,
-            capture_tlog: config.tlog,
-        },
-    );
+    let link_count = link_status.len();
     let pipeline = Pipeline {
-        recorder,
         watch,
         clock_watch: ClockWatch::new(),
         sinks: Sinks {
@@ -161,22 +188,24 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             tlog,
             events,
         },
-        links: vec![LinkStatus::default(); names.len()],
+        links: link_status,
         published,
         started_utc_ns,
         receipts_by_message: Default::default(),
         notifier: notify::Notifier::from_env(),
         last_tick_ns: started_utc_ns,
+        order: Default::default(),
+        drops_at_heartbeat: Default::default(),
         #[cfg(feature = "testing")]
         stall_file: std::env::var_os("FOXBORNE_TEST_STALL_FILE").map(std::path::PathBuf::from),
     };
     let reopen = Arc::new(Notify::new());
-    let pipeline_task = tokio::spawn(pipeline.run(input_rx, reopen.clone()));
+    let pipeline_task = tokio::spawn(pipeline.run(batch_rx, reopen.clone()));
 
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sigint = signal(SignalKind::interrupt())?;
     let mut sighup = signal(SignalKind::hangup())?;
-    tracing::info!(config = %config.file.display(), data_dir = %config.data_dir.display(), links = names.len(), "receiver started");
+    tracing::info!(config = %config.file.display(), data_dir = %config.data_dir.display(), links = link_count, "receiver started");
     notify::Notifier::from_env().ready();
     loop {
         tokio::select! {
@@ -190,6 +219,11 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let _ = shutdown_tx.send(true);
     for task in link_tasks {
         let _ = task.await;
+    }
+    // The receive tasks have ended and dropped their queues: each scanner finishes what is
+    // queued, hands it over and ends; then the pipeline, with no scanner left, drains.
+    for scanner in scanners {
+        let _ = tokio::task::spawn_blocking(move || scanner.join()).await;
     }
     let pipeline = pipeline_task.await.context("pipeline task failed")?;
     let _ = http_task.await;

@@ -1,35 +1,41 @@
-//! The pipeline task: the one owner of the recorder and the monitors. It takes link input, turns
-//! it into receipt lines for the writers (never waiting on a disk), tells the monitors, and sleeps
-//! until the monitors' next deadline, so a telemetry_gap opens live, when its deadline passes, not
-//! when the next heartbeat happens to arrive. Under load it batches naturally (everything already
-//! queued goes out in one pass) and still polls the monitors after every pass.
+//! The pipeline task: the one owner of the monitors. It takes what the links' scanner threads
+//! made of their input (receipt lines for the writers, monitor input, counts), hands the lines to
+//! the writers (never waiting on a disk), and feeds the monitors in event time: in stamp order,
+//! up to the watermark before which every link has been scanned (`monitor::merge`). It sleeps
+//! until the monitors' next deadline, so a telemetry_gap opens live, when its deadline passes,
+//! not when the next heartbeat happens to arrive; and since no link is scanned here, no link's
+//! input can delay the alert timer or the watchdog ping.
 
 use super::clock;
 use super::events::EventSink;
-use super::input::LinkInput;
 use super::kernel_clock;
+use super::link_queue::LinkShared;
 use super::notify::Notifier;
+use super::scan::{LinkBatch, LinkNote, SequenceFigures};
 use crate::link::LinkId;
 use crate::monitor::event::{DroppedKind, LinkKind as LinkEventKind, LinkState as LinkEventState};
-use crate::monitor::{format_utc_ms, ClockWatch, DroppedEvent, Event, LinkEvent, UtcTime, Watch};
-use crate::recorder::{Output, Recorder};
+use crate::monitor::{
+    format_utc_ms, watermark, ClockWatch, DroppedEvent, Event, EventOrder, LinkEvent, UtcTime,
+    Watch,
+};
+use crate::recorder::{LinkCounters, Output};
 use crate::sink::writer::Batch;
 use crate::sink::WriterHandle;
 use crate::status::{
     ClockSnapshot, LinkSnapshot, MessageCount, SequenceLoss, StatusSnapshot, StreamSnapshot,
     VehicleSnapshot, WebhookSnapshot,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch, Notify};
 
-/// How many inputs one pass takes before handing output to the writers.
-const MAX_INPUTS_PER_PASS: usize = 512;
+/// How many batches one pass takes before feeding the monitors and polling.
+const MAX_BATCHES_PER_PASS: usize = 64;
 /// Clock status, drop reports and the published status are refreshed this often.
 const HOUSEKEEPING: Duration = Duration::from_millis(500);
-/// A link's rejects are summarised as a `link` `errors` event at most this often.
+/// A link's rejects and drops are summarised as a `link` event at most this often.
 const ERROR_REPORT_NS: i64 = 10_000_000_000;
 
 pub struct Sinks {
@@ -38,23 +44,58 @@ pub struct Sinks {
     pub events: EventSink,
 }
 
-/// Link state as the pipeline saw it.
-#[derive(Debug, Default, Clone)]
+/// One link as the pipeline knows it: its name, the state its scanner reported, and its
+/// shared queue counters.
+#[derive(Debug)]
 pub struct LinkStatus {
+    pub name: String,
+    pub shared: Arc<LinkShared>,
     pub up: Option<bool>,
     pub denied: u64,
     pub last_change_detail: String,
     pub downs: u64,
+    pub counters: LinkCounters,
+    pub sequences: BTreeMap<u8, SequenceFigures>,
     /// Reject counts by reason at the last `errors` event, and when it was.
     pub reported_rejects: [u64; crate::wire::RejectReason::COUNT],
     pub reported_at_ns: i64,
+    /// Drops (overload, kernel) at the last `dropped` event, and when it was.
+    pub reported_drops: (u64, u64),
+    pub drops_reported_at_ns: i64,
     /// Receipts at the last housekeeping tick, and the rate since the one before.
     pub receipts_at_tick: u64,
     pub rate_per_s: f64,
 }
 
+impl LinkStatus {
+    pub fn new(name: String, shared: Arc<LinkShared>) -> Self {
+        Self {
+            name,
+            shared,
+            up: None,
+            denied: 0,
+            last_change_detail: String::new(),
+            downs: 0,
+            counters: LinkCounters::default(),
+            sequences: BTreeMap::new(),
+            reported_rejects: Default::default(),
+            reported_at_ns: 0,
+            reported_drops: (0, 0),
+            drops_reported_at_ns: 0,
+            receipts_at_tick: 0,
+            rate_per_s: 0.0,
+        }
+    }
+
+    fn drops(&self) -> (u64, u64) {
+        (
+            self.shared.overload_drops.load(Ordering::Relaxed),
+            self.shared.kernel_drops.load(Ordering::Relaxed),
+        )
+    }
+}
+
 pub struct Pipeline {
-    pub recorder: Recorder,
     pub watch: Watch,
     pub clock_watch: ClockWatch,
     pub sinks: Sinks,
@@ -65,6 +106,10 @@ pub struct Pipeline {
     pub receipts_by_message: BTreeMap<(LinkId, u8, &'static str), u64>,
     pub notifier: Notifier,
     pub last_tick_ns: i64,
+    /// Monitor input waiting for the watermark.
+    pub order: EventOrder,
+    /// Per system: every link's drop total at its last heartbeat (for `receiver_dropped`).
+    pub drops_at_heartbeat: HashMap<u8, Vec<u64>>,
     /// Fault injection for the watchdog test (`testing` feature only): while this file exists
     /// the pipeline is wedged.
     #[cfg(feature = "testing")]
@@ -72,66 +117,87 @@ pub struct Pipeline {
 }
 
 impl Pipeline {
-    fn handle(&mut self, input: LinkInput, out: &mut Output) {
-        match input {
-            LinkInput::Datagram {
-                link,
-                at,
-                src_json,
-                bytes,
-            } => self.recorder.datagram(
-                link,
-                at.utc_ns,
-                Some(at.mono_ns),
-                Some(&src_json),
-                &bytes,
-                out,
-            ),
-            LinkInput::Stream { link, at, bytes } => {
-                self.recorder
-                    .stream(link, at.utc_ns, Some(at.mono_ns), None, &bytes, out)
-            }
-            LinkInput::Up { link, at, detail } => {
-                tracing::info!(link = %self.recorder.link_name(link), %detail, "link up");
+    /// Takes one scanner batch: lines to the writers, monitor input into event order, state
+    /// changes and counts into the link's status.
+    fn take(&mut self, batch: LinkBatch) {
+        let LinkBatch {
+            link,
+            mut out,
+            data_inputs,
+            notes,
+            counters,
+            sequences,
+        } = batch;
+        for note in notes {
+            self.note(link, note);
+        }
+        self.write(&mut out);
+        for (link, sysid, name) in out.messages.drain(..) {
+            *self
+                .receipts_by_message
+                .entry((link, sysid, name))
+                .or_default() += 1;
+        }
+        for input in out.observations.drain(..) {
+            self.order.push(input);
+        }
+        let status = &mut self.links[link.index()];
+        status.counters = counters;
+        status.sequences = sequences;
+        // Only now, with its monitor input in event order, is the link's input delivered: until
+        // then its stamps hold the watermark back.
+        status.shared.delivered(data_inputs);
+    }
+
+    fn note(&mut self, link: LinkId, note: LinkNote) {
+        let name = self.links[link.index()].name.clone();
+        match note {
+            LinkNote::Up { at, detail } => {
+                tracing::info!(link = %name, %detail, "link up");
                 let status = &mut self.links[link.index()];
                 status.up = Some(true);
                 status.last_change_detail = detail.clone();
-                self.emit_link(link, at.utc_ns, LinkEventState::Up, Some(detail));
+                self.emit_link(link, at.utc_ns, LinkEventState::Up, Some(detail), None);
             }
-            LinkInput::Down { link, at, reason } => {
-                self.recorder
-                    .stream_end(link, at.utc_ns, Some(at.mono_ns), out);
-                tracing::warn!(link = %self.recorder.link_name(link), %reason, "link down");
+            LinkNote::Down { at, reason } => {
+                tracing::warn!(link = %name, %reason, "link down");
                 let status = &mut self.links[link.index()];
                 status.up = Some(false);
                 status.downs += 1;
                 status.last_change_detail = reason.clone();
-                self.emit_link(link, at.utc_ns, LinkEventState::Down, Some(reason));
+                self.emit_link(link, at.utc_ns, LinkEventState::Down, Some(reason), None);
             }
-            LinkInput::Denied { link, peer, .. } => {
+            LinkNote::Denied { peer } => {
                 let status = &mut self.links[link.index()];
                 if status.denied == 0 {
-                    tracing::warn!(link = %self.recorder.link_name(link), %peer, "datagram from outside the allow-list dropped (further ones counted only)");
+                    tracing::warn!(link = %name, %peer, "datagram from outside the allow-list dropped (further ones counted only)");
                 }
                 status.denied += 1;
             }
         }
     }
 
-    fn emit_link(&self, link: LinkId, utc_ns: i64, state: LinkEventState, reason: Option<String>) {
+    fn emit_link(
+        &self,
+        link: LinkId,
+        utc_ns: i64,
+        state: LinkEventState,
+        reason: Option<String>,
+        counts: Option<BTreeMap<String, u64>>,
+    ) {
         let event = LinkEvent {
             utc: UtcTime(utc_ns),
             kind: LinkEventKind,
-            link: self.recorder.link_name(link).to_string(),
+            link: self.links[link.index()].name.clone(),
             state,
             reason,
-            counts: None,
+            counts,
         };
         self.sinks.events.emit(&Event::from(event));
     }
 
-    /// Hands the pass's lines to the writers and its receipts to the monitors.
-    fn flush(&mut self, out: &mut Output) {
+    /// Hands a batch's lines to the writers.
+    fn write(&mut self, out: &mut Output) {
         for day in out.batches.drain(..) {
             if day.receipts == 0 {
                 continue;
@@ -154,25 +220,62 @@ impl Pipeline {
                 bytes: day.jsonl,
             });
         }
-        for (link, sysid, name) in out.messages.drain(..) {
-            *self
-                .receipts_by_message
-                .entry((link, sysid, name))
-                .or_default() += 1;
-        }
-        for observation in out.observations.drain(..) {
-            let link = self.recorder.link_name(observation.link()).to_string();
-            for event in self.watch.observe(&observation, &link) {
-                self.sinks.events.emit(&event);
-            }
-        }
     }
 
-    /// What is due now: gaps that opened, latency reports.
-    fn poll(&mut self) {
+    /// Every link's drop total, in link order.
+    fn drop_totals(&self) -> Vec<u64> {
+        self.links.iter().map(|l| l.shared.dropped()).collect()
+    }
+
+    /// Emits a monitor event; a gap event says how many datagrams the receiver itself dropped
+    /// on the vehicle's links since its last heartbeat, when there were any.
+    fn emit(&self, mut event: Event) {
+        if let Event::TelemetryGap(gap) = &mut event {
+            if let Some(before) = self.drops_at_heartbeat.get(&gap.sysid) {
+                let now = self.drop_totals();
+                let dropped: u64 = self
+                    .links
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, l)| gap.links.contains(&l.name))
+                    .map(|(i, _)| now[i].saturating_sub(before.get(i).copied().unwrap_or(0)))
+                    .sum();
+                if dropped > 0 {
+                    gap.receiver_dropped = Some(dropped);
+                }
+            }
+        }
+        self.sinks.events.emit(&event);
+    }
+
+    /// Feeds the monitors what the watermark allows, in stamp order, and polls them there: the
+    /// same sequence `analyze` runs over the recorded receipts.
+    fn advance(&mut self) {
         let now = clock::utc_ns();
-        for event in self.watch.poll(now, self.clock_watch.status()) {
-            self.sinks.events.emit(&event);
+        let mark = watermark(now, self.links.iter().map(|l| l.shared.oldest_in_flight()));
+        let clock = self.clock_watch.status();
+        for input in self.order.release(mark) {
+            let events = self.watch.poll(input.utc_ns(), clock);
+            for event in events {
+                self.emit(event);
+            }
+            let link = self.links[input.link().index()].name.clone();
+            let events = self.watch.observe(&input, &link);
+            if let crate::monitor::MonitorInput::Heartbeat { sysid, .. } = input {
+                // The gap this heartbeat closes is judged against the drops before it.
+                for event in events {
+                    self.emit(event);
+                }
+                let totals = self.drop_totals();
+                self.drops_at_heartbeat.insert(sysid, totals);
+            } else {
+                for event in events {
+                    self.emit(event);
+                }
+            }
+        }
+        for event in self.watch.poll(mark, clock) {
+            self.emit(event);
         }
     }
 
@@ -226,9 +329,10 @@ impl Pipeline {
             }
         }
         self.report_link_errors(now);
+        self.report_link_drops(now);
         let dt = (now - self.last_tick_ns) as f64 / 1e9;
         for link in LinkId::all(self.links.len()) {
-            let receipts = self.recorder.counters(link).receipts;
+            let receipts = self.links[link.index()].counters.receipts;
             let status = &mut self.links[link.index()];
             if dt > 0.0 {
                 status.rate_per_s = (receipts - status.receipts_at_tick) as f64 / dt;
@@ -243,18 +347,18 @@ impl Pipeline {
 
     /// The daemon's state as one plain value (see [`crate::status`]).
     fn snapshot(&self, now_ns: i64) -> StatusSnapshot {
-        let link_names: Vec<String> = LinkId::all(self.links.len())
-            .map(|l| self.recorder.link_name(l).to_string())
-            .collect();
+        let link_names: Vec<String> = self.links.iter().map(|l| l.name.clone()).collect();
         let mut loss_by_sysid: BTreeMap<u8, (u64, u64)> = BTreeMap::new();
         let mut lost_by_link: BTreeMap<(LinkId, u8), u64> = BTreeMap::new();
-        for ((link, sysid, _), stats) in self.recorder.sequences().stats() {
-            let e = loss_by_sysid.entry(sysid).or_default();
-            e.0 += stats.received;
-            // Frames still missing (lost and never seen late) for the gauge; the counter
-            // below is the monotonic `lost`.
-            e.1 += stats.lost.saturating_sub(stats.late);
-            *lost_by_link.entry((link, sysid)).or_default() += stats.lost;
+        for (link, status) in LinkId::all(self.links.len()).zip(&self.links) {
+            for (&sysid, f) in &status.sequences {
+                let e = loss_by_sysid.entry(sysid).or_default();
+                e.0 += f.received;
+                // Frames still missing (lost and never seen late) for the gauge; the counter
+                // below is the monotonic `lost`.
+                e.1 += f.lost.saturating_sub(f.late);
+                *lost_by_link.entry((link, sysid)).or_default() += f.lost;
+            }
         }
         let ms = |ns: i64| ns as f64 / 1e6;
         let vehicles = self
@@ -291,7 +395,7 @@ impl Pipeline {
             .collect();
         let links = LinkId::all(self.links.len())
             .map(|link| {
-                let c = self.recorder.counters(link);
+                let c = &self.links[link.index()].counters;
                 let l = &self.links[link.index()];
                 LinkSnapshot {
                     name: link_names[link.index()].clone(),
@@ -308,6 +412,11 @@ impl Pipeline {
                     seq_lost: c.seq_lost,
                     downs: l.downs,
                     rate_per_s: l.rate_per_s,
+                    dropped: [
+                        ("overload".to_string(), l.drops().0),
+                        ("kernel".to_string(), l.drops().1),
+                    ]
+                    .into(),
                 }
             })
             .collect();
@@ -378,7 +487,7 @@ impl Pipeline {
             .count();
         let gaps = self.watch.gap.open_gaps().len();
         let receipts: u64 = LinkId::all(self.links.len())
-            .map(|link| self.recorder.counters(link).receipts)
+            .map(|link| self.links[link.index()].counters.receipts)
             .sum();
         format!(
             "links up {up}/{}, vehicles heard {heard}, open gaps {gaps}, receipts {receipts}",
@@ -390,7 +499,7 @@ impl Pipeline {
     /// at most every [`ERROR_REPORT_NS`]: operators see bad data arriving without a line per frame.
     fn report_link_errors(&mut self, now: i64) {
         for link in LinkId::all(self.links.len()) {
-            let counters = self.recorder.counters(link).clone();
+            let counters = self.links[link.index()].counters.clone();
             let status = &mut self.links[link.index()];
             if counters.rejects == status.reported_rejects
                 || now - status.reported_at_ns < ERROR_REPORT_NS
@@ -413,7 +522,7 @@ impl Pipeline {
             let event = LinkEvent {
                 utc: UtcTime(now),
                 kind: LinkEventKind,
-                link: self.recorder.link_name(link).to_string(),
+                link: self.links[link.index()].name.clone(),
                 state: LinkEventState::Errors,
                 reason: Some("frames rejected since the last report".to_string()),
                 counts: Some(counts),
@@ -422,9 +531,41 @@ impl Pipeline {
         }
     }
 
-    /// Runs until every link task has ended (their senders dropped), then flushes.
-    pub async fn run(mut self, mut rx: mpsc::Receiver<LinkInput>, reopen: Arc<Notify>) -> Pipeline {
-        let mut out = Output::default();
+    /// One `link` event with state `dropped` per link where the receiver itself dropped input
+    /// since its last one, at most every [`ERROR_REPORT_NS`], with the counts by reason.
+    fn report_link_drops(&mut self, now: i64) {
+        for link in LinkId::all(self.links.len()) {
+            let status = &self.links[link.index()];
+            let (overload, kernel) = status.drops();
+            let (was_overload, was_kernel) = status.reported_drops;
+            if (overload, kernel) == (was_overload, was_kernel)
+                || now - status.drops_reported_at_ns < ERROR_REPORT_NS
+            {
+                continue;
+            }
+            let counts: BTreeMap<String, u64> = [
+                ("overload".to_string(), overload - was_overload),
+                ("kernel".to_string(), kernel - was_kernel),
+            ]
+            .into_iter()
+            .filter(|(_, n)| *n > 0)
+            .collect();
+            tracing::warn!(link = %status.name, ?counts, "the receiver dropped input on this link");
+            let status = &mut self.links[link.index()];
+            status.reported_drops = (overload, kernel);
+            status.drops_reported_at_ns = now;
+            self.emit_link(
+                link,
+                now,
+                LinkEventState::Dropped,
+                Some("datagrams the receiver dropped since the last report".to_string()),
+                Some(counts),
+            );
+        }
+    }
+
+    /// Runs until every link's scanner has ended (their senders dropped), then flushes.
+    pub async fn run(mut self, mut rx: mpsc::Receiver<LinkBatch>, reopen: Arc<Notify>) -> Pipeline {
         let mut next_housekeeping = tokio::time::Instant::now();
         loop {
             let now_utc = clock::utc_ns();
@@ -439,34 +580,33 @@ impl Pipeline {
             tokio::select! {
                 biased;
                 _ = reopen.notified() => {
-                    self.flush(&mut out);
                     self.sinks.receive.reopen();
                     self.sinks.events.file.reopen();
                     if let Some(t) = &self.sinks.tlog { t.reopen(); }
                     tracing::info!("SIGHUP: files reopened");
                 }
-                input = rx.recv() => {
-                    let Some(input) = input else { break };
-                    self.handle(input, &mut out);
-                    for _ in 1..MAX_INPUTS_PER_PASS {
+                batch = rx.recv() => {
+                    let Some(batch) = batch else { break };
+                    self.take(batch);
+                    for _ in 1..MAX_BATCHES_PER_PASS {
                         match rx.try_recv() {
-                            Ok(input) => self.handle(input, &mut out),
+                            Ok(batch) => self.take(batch),
                             Err(_) => break,
                         }
                     }
-                    self.flush(&mut out);
                 }
                 _ = tokio::time::sleep_until(wake) => {}
             }
-            // Polled after every pass, so a busy pipeline still raises alerts on time.
-            self.poll();
+            // After every pass, so a busy pipeline still raises alerts on time.
+            self.advance();
             if tokio::time::Instant::now() >= next_housekeeping {
                 self.housekeeping();
                 next_housekeeping = tokio::time::Instant::now() + HOUSEKEEPING;
             }
         }
-        self.flush(&mut out);
-        self.poll();
+        // Every link has stopped, so none holds the watermark back: whatever still waits is
+        // judged, in order.
+        self.advance();
         self.housekeeping();
         self
     }

@@ -4,12 +4,12 @@
 
 use super::clock;
 use super::input::LinkInput;
+use super::link_queue::LinkSender;
 use crate::config::FlowControl;
-use crate::link::LinkId;
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio_serial::SerialPortBuilderExt;
 
 const FIRST_RETRY: Duration = Duration::from_millis(200);
@@ -40,10 +40,9 @@ fn open(settings: &SerialSettings) -> Result<tokio_serial::SerialStream, String>
 }
 
 pub async fn run(
-    link: LinkId,
     name: String,
     settings: SerialSettings,
-    tx: mpsc::Sender<LinkInput>,
+    queue: LinkSender,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut retry = FIRST_RETRY;
@@ -64,7 +63,7 @@ pub async fn run(
                         _ = &mut settle, if !up => {
                             up = true;
                             let detail = format!("{} at {} baud", settings.path.display(), settings.baud);
-                            if tx.send(LinkInput::Up { link, at: clock::stamp(), detail }).await.is_err() {
+                            if queue.note(LinkInput::Up { at: clock::stamp(), detail }).await.is_err() {
                                 break 'outer;
                             }
                             reported_down = None;
@@ -73,7 +72,6 @@ pub async fn run(
                         }
                         r = port.read(&mut buf) => r,
                     };
-                    let at = clock::stamp();
                     match read {
                         Ok(0) => break "end of file (device closed)".to_string(),
                         Ok(n) => {
@@ -84,22 +82,17 @@ pub async fn run(
                                     settings.path.display(),
                                     settings.baud
                                 );
-                                if tx.send(LinkInput::Up { link, at, detail }).await.is_err() {
+                                let at = clock::stamp();
+                                if queue.note(LinkInput::Up { at, detail }).await.is_err() {
                                     break 'outer;
                                 }
                                 reported_down = None;
                                 retry = FIRST_RETRY;
                             }
                             tracing::trace!(link = %name, bytes = n, "serial read");
-                            if tx
-                                .send(LinkInput::Stream {
-                                    link,
-                                    at,
-                                    bytes: buf[..n].to_vec(),
-                                })
-                                .await
-                                .is_err()
-                            {
+                            let bytes = buf[..n].to_vec();
+                            let offered = queue.offer(n, |at| LinkInput::Stream { at, bytes });
+                            if offered.is_err() {
                                 break 'outer;
                             }
                         }
@@ -111,15 +104,11 @@ pub async fn run(
         };
         if reported_down.is_none() {
             tracing::warn!(link = %name, reason = %failure, "serial link down; retrying");
-            if tx
-                .send(LinkInput::Down {
-                    link,
-                    at: clock::stamp(),
-                    reason: failure.clone(),
-                })
-                .await
-                .is_err()
-            {
+            let down = LinkInput::Down {
+                at: clock::stamp(),
+                reason: failure.clone(),
+            };
+            if queue.note(down).await.is_err() {
                 break;
             }
             reported_down = Some(failure);

@@ -1,52 +1,108 @@
-//! A UDP link: one socket, every datagram stamped on arrival and handed to the pipeline whole.
+//! A UDP link's receive task: one socket; every datagram stamped on arrival and queued whole
+//! for the link's scanner thread. It never blocks on the scanner: a datagram that does not fit
+//! the link's byte-bounded queue is dropped and counted (`overload`). Datagrams the kernel
+//! dropped because the socket buffer was full are counted too, from `SO_RXQ_OVFL`.
 
-use super::clock;
 use super::input::LinkInput;
-use crate::link::LinkId;
+use super::link_queue::{Closed, LinkSender};
 use crate::receipt::json_string;
 use ipnet::IpNet;
+use nix::sys::socket::{self, sockopt, ControlMessageOwned, MsgFlags, SockaddrStorage};
+use std::io::IoSliceMut;
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use tokio::io::Interest;
 use tokio::net::UdpSocket;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
-/// Binds the link's socket, asking for a large receive buffer so bursts wait in the kernel
-/// rather than being dropped there.
-pub fn bind(addr: SocketAddr) -> std::io::Result<UdpSocket> {
+/// Binds the link's socket with the receive buffer asked for, so bursts wait in the kernel,
+/// and asks the kernel to report how many datagrams it dropped. Returns the socket and the
+/// buffer the kernel actually gave (it caps the request at `net.core.rmem_max`, unless the
+/// daemon may force it).
+pub fn bind(addr: SocketAddr, rcvbuf_bytes: u64) -> std::io::Result<(UdpSocket, usize)> {
     let socket = std::net::UdpSocket::bind(addr)?;
     socket.set_nonblocking(true)?;
-    let _ = nix::sys::socket::setsockopt(&socket, nix::sys::socket::sockopt::RcvBuf, &(8 << 20));
-    UdpSocket::from_std(socket)
+    let want = rcvbuf_bytes.min(i32::MAX as u64 / 2) as usize;
+    // As root (CAP_NET_ADMIN) the buffer may pass rmem_max; otherwise the capped size is taken.
+    if socket::setsockopt(&socket, sockopt::RcvBufForce, &want).is_err() {
+        let _ = socket::setsockopt(&socket, sockopt::RcvBuf, &want);
+    }
+    socket::setsockopt(&socket, sockopt::RxqOvfl, &1)?;
+    // The kernel reports twice what it books for the data (it counts its bookkeeping too).
+    let got = socket::getsockopt(&socket, sockopt::RcvBuf).unwrap_or(0) / 2;
+    Ok((UdpSocket::from_std(socket)?, got))
+}
+
+/// One received datagram: its length, sender, and the kernel's running count of drops.
+fn receive(
+    socket: &UdpSocket,
+    buf: &mut [u8],
+) -> std::io::Result<(usize, SocketAddr, Option<u32>)> {
+    let mut iov = [IoSliceMut::new(buf)];
+    let mut cmsg = nix::cmsg_space!(u32);
+    let msg = socket::recvmsg::<SockaddrStorage>(
+        socket.as_raw_fd(),
+        &mut iov,
+        Some(&mut cmsg),
+        MsgFlags::MSG_DONTWAIT,
+    )
+    .map_err(std::io::Error::from)?;
+    let mut overflow = None;
+    for c in msg.cmsgs().map_err(std::io::Error::from)? {
+        if let ControlMessageOwned::RxqOvfl(n) = c {
+            overflow = Some(n);
+        }
+    }
+    let peer = msg
+        .address
+        .and_then(|a| {
+            a.as_sockaddr_in()
+                .map(|v4| SocketAddr::from(std::net::SocketAddrV4::from(*v4)))
+                .or_else(|| {
+                    a.as_sockaddr_in6()
+                        .map(|v6| SocketAddr::from(std::net::SocketAddrV6::from(*v6)))
+                })
+        })
+        .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0)));
+    Ok((msg.bytes, peer, overflow))
 }
 
 pub async fn run(
-    link: LinkId,
     name: String,
     socket: UdpSocket,
     allow: Vec<IpNet>,
-    tx: mpsc::Sender<LinkInput>,
+    queue: LinkSender,
     mut shutdown: watch::Receiver<bool>,
+    #[cfg(feature = "testing")] stall_file: Option<std::path::PathBuf>,
 ) {
     let local = socket
         .local_addr()
         .map(|a| a.to_string())
         .unwrap_or_default();
     let up = LinkInput::Up {
-        link,
-        at: clock::stamp(),
+        at: super::clock::stamp(),
         detail: format!("listening on udp {local}"),
     };
-    if tx.send(up).await.is_err() {
+    if queue.note(up).await.is_err() {
         return;
     }
     let mut buf = vec![0u8; 65_536];
     let mut last_peer: Option<(SocketAddr, Arc<str>)> = None;
+    let mut kernel_drops_seen = 0u32;
     let mut stopping = false;
     loop {
+        #[cfg(feature = "testing")]
+        while stall_file.as_ref().is_some_and(|p| p.exists()) && !stopping {
+            // Fault injection for the kernel-drop test: the socket is not read while the file
+            // exists, so its buffer overflows.
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
         let received = if stopping {
             // Stopping: what the kernel already holds was received before the stop, so it is
             // recorded; then the link ends.
-            match socket.try_recv_from(&mut buf) {
+            match receive(&socket, &mut buf) {
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 r => r,
             }
@@ -57,31 +113,36 @@ pub async fn run(
                     stopping = true;
                     continue;
                 }
-                r = socket.recv_from(&mut buf) => r,
+                r = socket.async_io(Interest::READABLE, || receive(&socket, &mut buf)) => r,
             }
         };
-        let at = clock::stamp();
-        let (n, peer) = match received {
+        let (n, peer, overflow) = match received {
             Ok(r) => r,
             Err(e) => {
                 // ICMP errors and the like: nothing was received, the socket is still good.
-                tracing::debug!(link = %name, error = %e, "recv_from");
+                tracing::debug!(link = %name, error = %e, "recvmsg");
                 continue;
             }
         };
+        if let Some(total) = overflow {
+            let new = total.wrapping_sub(kernel_drops_seen);
+            if new > 0 {
+                queue
+                    .shared()
+                    .kernel_drops
+                    .fetch_add(new as u64, Ordering::Relaxed);
+                kernel_drops_seen = total;
+            }
+        }
         if !allow.is_empty()
             && !allow
                 .iter()
                 .any(|net| crate::config::network_contains(net, peer.ip()))
         {
-            if tx
-                .send(LinkInput::Denied {
-                    link,
-                    peer: peer.to_string(),
-                })
-                .await
-                .is_err()
-            {
+            let denied = LinkInput::Denied {
+                peer: peer.to_string(),
+            };
+            if queue.note(denied).await.is_err() {
                 break;
             }
             continue;
@@ -95,13 +156,13 @@ pub async fn run(
             }
         };
         tracing::trace!(link = %name, bytes = n, %peer, "datagram");
-        let input = LinkInput::Datagram {
-            link,
+        let bytes = buf[..n].to_vec();
+        let offered = queue.offer(n, |at| LinkInput::Datagram {
             at,
             src_json,
-            bytes: buf[..n].to_vec(),
-        };
-        if tx.send(input).await.is_err() {
+            bytes,
+        });
+        if let Err(Closed) = offered {
             break;
         }
     }

@@ -117,6 +117,11 @@ pub struct GapEvent {
     pub expected_interval_s: f64,
     /// The configured gap threshold.
     pub threshold_s: f64,
+    /// Datagrams the receiver itself dropped (a full link queue, the kernel's socket buffer) on
+    /// the links that carry this vehicle since its last heartbeat: set only when there were
+    /// any, so an investigator can tell radio silence from receiver overload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver_dropped: Option<u64>,
 }
 
 /// A `latency` event: one-way latency from SYSTEM_TIME over the sliding window, or the vehicle's
@@ -175,6 +180,9 @@ pub enum LinkState {
     Up,
     Down,
     Errors,
+    /// The receiver itself dropped input on this link (a full link queue, `overload`; the
+    /// kernel's socket buffer, `kernel`), counted since the last such event.
+    Dropped,
 }
 
 /// A `link` event (built by the daemon).
@@ -339,6 +347,7 @@ mod tests {
             name: Some("UAS-04".into()),
             expected_interval_s: 1.0,
             threshold_s: 3.0,
+            receiver_dropped: None,
         }
     }
 

@@ -308,6 +308,7 @@ fn open_event(config: &GapConfig, sysid: u8, state: &SystemState) -> GapEvent {
         name: config.vehicles.get(&sysid).cloned(),
         expected_interval_s: ns_to_seconds(interval_ns),
         threshold_s: ns_to_seconds(config.threshold_ns),
+        receiver_dropped: None,
     }
 }
 

@@ -19,18 +19,32 @@ pub enum MonitorInput {
         link: LinkId,
         sysid: u8,
         utc_ns: i64,
+        /// How finely `utc_ns` was recorded (1 ms in the receive log, 1 µs in a `.tlog`): the
+        /// receipt happened somewhere in the following interval, so latency takes its middle.
+        resolution_ns: i64,
         time_unix_usec: u64,
         time_boot_ms: u32,
     },
 }
+
+/// A receive-log stamp's resolution: whole milliseconds.
+pub const RECEIVE_LOG_RESOLUTION_NS: i64 = 1_000_000;
+/// A `.tlog` stamp's resolution: microseconds.
+pub const TLOG_RESOLUTION_NS: i64 = 1_000;
 
 /// A SYSTEM_TIME receive-log line without the `fields` that latency needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SystemTimeWithoutFields;
 
 impl MonitorInput {
-    /// The input a frame received at `utc_ns` gives, if the monitors care about its message.
-    pub fn from_frame(link: LinkId, frame: &Frame<'_>, utc_ns: i64) -> Option<MonitorInput> {
+    /// The input a frame received at `utc_ns` (recorded to `resolution_ns`) gives, if the
+    /// monitors care about its message.
+    pub fn from_frame(
+        link: LinkId,
+        frame: &Frame<'_>,
+        utc_ns: i64,
+        resolution_ns: i64,
+    ) -> Option<MonitorInput> {
         match frame.msgid {
             HEARTBEAT => Some(MonitorInput::Heartbeat {
                 link,
@@ -44,6 +58,7 @@ impl MonitorInput {
                     link,
                     sysid: frame.sysid,
                     utc_ns,
+                    resolution_ns,
                     time_unix_usec: t.time_unix_usec,
                     time_boot_ms: t.time_boot_ms,
                 })
@@ -74,6 +89,7 @@ impl MonitorInput {
                         link,
                         sysid: record.sysid,
                         utc_ns,
+                        resolution_ns: RECEIVE_LOG_RESOLUTION_NS,
                         time_unix_usec: unix,
                         time_boot_ms: boot as u32,
                     })),

@@ -1,6 +1,7 @@
 //! Pure monitors over receipts, shared by the live daemon and `analyze`: the telemetry_gap
 //! detector ([`gap`]), the SYSTEM_TIME latency estimator ([`latency`]), the receiver clock watch
-//! ([`ntp`]), what they are fed ([`input`]) and the events they produce ([`event`]).
+//! ([`ntp`]), what they are fed ([`input`]) in event-time order ([`merge`]), and the events they
+//! produce ([`event`]).
 //!
 //! Nothing in this module reads a clock, opens a socket or touches a file. Time is always an
 //! argument: UTC as `i64` nanoseconds since the Unix epoch ([`utc`]). Each handler returns what
@@ -11,6 +12,7 @@ pub mod event;
 pub mod gap;
 pub mod input;
 pub mod latency;
+pub mod merge;
 pub mod ntp;
 pub mod title;
 pub mod utc;
@@ -26,6 +28,7 @@ pub use latency::{
     send_window, LatencyConfig, LatencyEstimate, LatencyEstimator, SampleOutcome, SendWindow,
     WindowRestart,
 };
+pub use merge::{watermark, EventOrder};
 pub use ntp::{ClockStatus, ClockWatch};
 pub use title::{gap_title, OBSERVED};
 pub use utc::{format_utc_ms, parse_utc_ns, UtcTime};

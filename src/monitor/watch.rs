@@ -59,13 +59,17 @@ impl Watch {
             MonitorInput::SystemTime {
                 sysid,
                 utc_ns,
+                resolution_ns,
                 time_unix_usec,
                 time_boot_ms,
                 ..
             } => {
+                // The middle of the interval the stamp stands for: a receive log keeps whole
+                // milliseconds, and taking their start read loopback latency as -0.4 ms.
+                let received_ns = utc_ns + resolution_ns / 2;
                 let o = self
                     .latency
-                    .observe(sysid, utc_ns, time_unix_usec, time_boot_ms);
+                    .observe(sysid, received_ns, time_unix_usec, time_boot_ms);
                 if o.recorded && self.next_report_ns.is_none() {
                     self.next_report_ns = Some(utc_ns + self.report_interval_ns);
                 }

@@ -70,6 +70,10 @@ pub struct LinkSnapshot {
     pub seq_lost: u64,
     pub downs: u64,
     pub rate_per_s: f64,
+    /// Input the receiver itself dropped, by reason: `overload` (the link's queue was full),
+    /// `kernel` (the socket buffer overflowed, `SO_RXQ_OVFL`).
+    #[serde(default)]
+    pub dropped: BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -157,6 +161,7 @@ pub(crate) fn example() -> StatusSnapshot {
             rejects: [("bad_crc".to_string(), 3), ("junk".to_string(), 1)].into(),
             seq_lost: 7,
             rate_per_s: 20.0,
+            dropped: [("overload".to_string(), 5), ("kernel".to_string(), 2)].into(),
             ..Default::default()
         }],
         receive_log: stream("receive", 1200),

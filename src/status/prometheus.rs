@@ -51,6 +51,22 @@ pub fn render(s: &StatusSnapshot) -> String {
     }
     family(
         &mut m,
+        "foxborne_receiver_dropped_total",
+        "counter",
+        "Datagrams the receiver itself dropped, by link and reason (overload: the link's queue was full; kernel: the socket buffer overflowed).",
+    );
+    for l in &s.links {
+        for (reason, n) in &l.dropped {
+            let _ = writeln!(
+                m,
+                "foxborne_receiver_dropped_total{{link=\"{}\",reason=\"{}\"}} {n}",
+                escape(&l.name),
+                escape(reason)
+            );
+        }
+    }
+    family(
+        &mut m,
         "foxborne_link_bytes_total",
         "counter",
         "Bytes received per link.",
@@ -192,6 +208,7 @@ mod tests {
             "foxborne_latency_ms{sysid=\"4\",quantile=\"0.95\"} 87.5",
             "foxborne_lines_written_total{stream=\"events\"} 9",
             "foxborne_webhook_total{outcome=\"failed_attempt\"} 1",
+            "foxborne_receiver_dropped_total{link=\"radio1\",reason=\"kernel\"} 2",
         ] {
             assert!(text.lines().any(|l| l == line), "missing {line}\n{text}");
         }

@@ -88,9 +88,11 @@ pub fn render(s: &StatusSnapshot) -> String {
     }
     out.push_str(&columns(&rows));
     let _ = writeln!(out, "\nLinks");
-    let mut rows = vec![["LINK", "STATE", "RECEIPTS", "RATE", "REJECTS", "DETAIL"]
-        .map(String::from)
-        .to_vec()];
+    let mut rows = vec![[
+        "LINK", "STATE", "RECEIPTS", "RATE", "REJECTS", "DROPPED", "DETAIL",
+    ]
+    .map(String::from)
+    .to_vec()];
     for l in &s.links {
         rows.push(vec![
             l.name.clone(),
@@ -102,6 +104,7 @@ pub fn render(s: &StatusSnapshot) -> String {
             l.receipts.to_string(),
             format!("{:.0}/s", l.rate_per_s),
             l.rejects.values().sum::<u64>().to_string(),
+            l.dropped.values().sum::<u64>().to_string(),
             l.detail.clone(),
         ]);
     }

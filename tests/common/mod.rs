@@ -166,10 +166,10 @@ impl Daemon {
         let line = self.wait_for(&format!("link={link} local="), Duration::from_secs(10));
         line.rsplit("local=")
             .next()
-            .unwrap()
-            .trim()
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no local= in {line}"))
             .parse()
-            .unwrap()
+            .unwrap_or_else(|e| panic!("{e}: {line}"))
     }
 
     pub fn signal(&self, sig: nix::sys::signal::Signal) {

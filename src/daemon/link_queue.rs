@@ -1,0 +1,171 @@
+//! What waits between a link's receive task and its scanner thread: bounded in bytes, with the
+//! arrival stamps of everything not yet through the pipeline (the link's watermark), and the
+//! count of what the receiver itself dropped (a full queue; the kernel's socket buffer).
+//!
+//! Nothing here ever blocks the receive task: data that does not fit is dropped and counted
+//! (`overload`), so one flooded link costs only its own input.
+
+use super::clock::{self, Stamp};
+use super::input::LinkInput;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+
+/// Entries a link queue holds at most, whatever their size (the byte bound usually comes first).
+const MAX_QUEUED_INPUTS: usize = 65_536;
+
+/// Counters and watermark state of one link, shared by its receive task, its scanner thread
+/// and the pipeline.
+#[derive(Debug, Default)]
+pub struct LinkShared {
+    /// Arrival stamps (UTC ns) of data queued or being scanned and not yet handed to the
+    /// monitors, oldest first.
+    in_flight: Mutex<VecDeque<i64>>,
+    queued_bytes: AtomicU64,
+    limit_bytes: u64,
+    /// Datagrams (or serial reads) dropped because the queue was full.
+    pub overload_drops: AtomicU64,
+    pub overload_bytes: AtomicU64,
+    /// Datagrams the kernel dropped for want of socket buffer (`SO_RXQ_OVFL`).
+    pub kernel_drops: AtomicU64,
+}
+
+impl LinkShared {
+    pub fn new(limit_bytes: u64) -> Arc<Self> {
+        Arc::new(Self {
+            limit_bytes,
+            ..Self::default()
+        })
+    }
+
+    /// The oldest stamp not yet through the pipeline; `None` when the link is idle.
+    pub fn oldest_in_flight(&self) -> Option<i64> {
+        self.in_flight
+            .lock()
+            .expect("not poisoned")
+            .front()
+            .copied()
+    }
+
+    /// The pipeline has handed `n` inputs of this link to the monitors.
+    pub fn delivered(&self, n: usize) {
+        let mut q = self.in_flight.lock().expect("not poisoned");
+        let n = n.min(q.len());
+        q.drain(..n);
+    }
+
+    /// The scanner has taken `bytes` off the queue.
+    pub fn dequeued(&self, bytes: u64) {
+        self.queued_bytes.fetch_sub(bytes, Ordering::Relaxed);
+    }
+
+    /// Every datagram this receiver dropped on the link, for whatever reason.
+    pub fn dropped(&self) -> u64 {
+        self.overload_drops.load(Ordering::Relaxed) + self.kernel_drops.load(Ordering::Relaxed)
+    }
+}
+
+/// The receive task's end of a link queue.
+#[derive(Clone)]
+pub struct LinkSender {
+    tx: mpsc::Sender<LinkInput>,
+    shared: Arc<LinkShared>,
+}
+
+/// The queue refused nothing but is gone: the scanner stopped (shutdown).
+#[derive(Debug)]
+pub struct Closed;
+
+pub fn link_queue(shared: Arc<LinkShared>) -> (LinkSender, mpsc::Receiver<LinkInput>) {
+    let (tx, rx) = mpsc::channel(MAX_QUEUED_INPUTS);
+    (LinkSender { tx, shared }, rx)
+}
+
+impl LinkSender {
+    pub fn shared(&self) -> &Arc<LinkShared> {
+        &self.shared
+    }
+
+    /// Stamps and queues received bytes, or drops and counts them when the queue is full.
+    /// `make` builds the input from the arrival stamp. The stamp is read while the in-flight
+    /// list is held, so the pipeline can never see this link idle after the stamp was taken
+    /// and before the stamp is listed (see `monitor::merge`).
+    pub fn offer(
+        &self,
+        len: usize,
+        make: impl FnOnce(Stamp) -> LinkInput,
+    ) -> Result<Option<Stamp>, Closed> {
+        let len = len as u64;
+        if self.shared.queued_bytes.load(Ordering::Relaxed) + len > self.shared.limit_bytes {
+            self.count_overload(len);
+            return Ok(None);
+        }
+        let mut in_flight = self.shared.in_flight.lock().expect("not poisoned");
+        let at = clock::stamp();
+        match self.tx.try_send(make(at)) {
+            Ok(()) => {
+                in_flight.push_back(at.utc_ns);
+                self.shared.queued_bytes.fetch_add(len, Ordering::Relaxed);
+                Ok(Some(at))
+            }
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                drop(in_flight);
+                self.count_overload(len);
+                Ok(None)
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(Closed),
+        }
+    }
+
+    /// A state change (up, down, denied): rare, never dropped, waits for room.
+    pub async fn note(&self, input: LinkInput) -> Result<(), Closed> {
+        self.tx.send(input).await.map_err(|_| Closed)
+    }
+
+    fn count_overload(&self, bytes: u64) {
+        self.shared.overload_drops.fetch_add(1, Ordering::Relaxed);
+        self.shared
+            .overload_bytes
+            .fetch_add(bytes, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn datagram(at: Stamp, n: usize) -> LinkInput {
+        LinkInput::Datagram {
+            at,
+            src_json: "\"x\"".into(),
+            bytes: vec![0; n],
+        }
+    }
+
+    #[test]
+    fn input_past_the_byte_bound_is_dropped_and_counted_and_the_watermark_follows() {
+        let shared = LinkShared::new(1000);
+        let (tx, mut rx) = link_queue(shared.clone());
+        assert_eq!(shared.oldest_in_flight(), None);
+        let first = tx.offer(600, |at| datagram(at, 600)).unwrap().unwrap();
+        assert_eq!(shared.oldest_in_flight(), Some(first.utc_ns));
+        // 600 + 600 > 1000: dropped, counted; the queue still holds the first.
+        assert!(tx.offer(600, |at| datagram(at, 600)).unwrap().is_none());
+        assert_eq!(shared.overload_drops.load(Ordering::Relaxed), 1);
+        assert_eq!(shared.overload_bytes.load(Ordering::Relaxed), 600);
+        let second = tx.offer(300, |at| datagram(at, 300)).unwrap().unwrap();
+        assert!(second.utc_ns >= first.utc_ns);
+        // The scanner takes the first; the pipeline delivers it: the watermark moves on.
+        assert!(rx.try_recv().is_ok());
+        shared.dequeued(600);
+        shared.delivered(1);
+        assert_eq!(shared.oldest_in_flight(), Some(second.utc_ns));
+        shared.dequeued(300);
+        shared.delivered(1);
+        assert_eq!(shared.oldest_in_flight(), None);
+        assert_eq!(shared.dropped(), 1);
+        drop(rx);
+        assert!(tx.offer(1, |at| datagram(at, 1)).is_err());
+    }
+}

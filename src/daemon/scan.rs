@@ -1,0 +1,133 @@
+//! A link's scanner: its own OS thread, taking the link's queue and handing the pipeline what it
+//! made of it (receipt lines, monitor input, counts) in batches. Scanning is the only per-byte
+//! work, so with one thread per link a flooded link uses its own share of the machine and never
+//! the pipeline's, the alert timer's or another link's.
+
+use super::clock::Stamp;
+use super::input::LinkInput;
+use super::link_queue::LinkShared;
+use crate::link::LinkId;
+use crate::recorder::{LinkCounters, LinkRecorder, Output};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// A batch is handed over once it holds this many bytes of output or inputs, whichever first,
+/// or when the queue is empty.
+const MAX_BATCH_BYTES: usize = 1 << 20;
+const MAX_BATCH_INPUTS: usize = 1024;
+
+/// A link's state change, in the order it happened among its data.
+#[derive(Debug)]
+pub enum LinkNote {
+    Up { at: Stamp, detail: String },
+    Down { at: Stamp, reason: String },
+    Denied { peer: String },
+}
+
+/// Loss figures of one system on one link, summed over its components.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SequenceFigures {
+    pub received: u64,
+    pub lost: u64,
+    pub late: u64,
+}
+
+/// What a link's scanner hands the pipeline.
+#[derive(Debug)]
+pub struct LinkBatch {
+    pub link: LinkId,
+    pub out: Output,
+    /// Data inputs (datagrams, serial reads) this batch covers: the pipeline takes as many
+    /// stamps off the link's in-flight list once it has the batch's monitor input.
+    pub data_inputs: usize,
+    pub notes: Vec<LinkNote>,
+    /// The link's counters after this batch.
+    pub counters: LinkCounters,
+    /// Sequence figures by system id after this batch.
+    pub sequences: BTreeMap<u8, SequenceFigures>,
+}
+
+/// Starts the scanner thread of one link. It ends when the link's queue is closed and empty
+/// (its receive task ended) or the pipeline is gone.
+pub fn spawn(
+    mut recorder: LinkRecorder,
+    name: &str,
+    mut queue: mpsc::Receiver<LinkInput>,
+    shared: Arc<LinkShared>,
+    to_pipeline: mpsc::Sender<LinkBatch>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name(format!("scan-{name}"))
+        .spawn(move || {
+            while let Some(first) = queue.blocking_recv() {
+                let mut batch = LinkBatch {
+                    link: recorder.link(),
+                    out: Output::default(),
+                    data_inputs: 0,
+                    notes: Vec::new(),
+                    counters: LinkCounters::default(),
+                    sequences: BTreeMap::new(),
+                };
+                let mut taken_bytes = 0u64;
+                let mut next = Some(first);
+                while let Some(input) = next.take() {
+                    taken_bytes += handle(&mut recorder, input, &mut batch);
+                    if batch.out.bytes() < MAX_BATCH_BYTES && batch.data_inputs < MAX_BATCH_INPUTS {
+                        next = queue.try_recv().ok();
+                    }
+                }
+                shared.dequeued(taken_bytes);
+                batch.counters = recorder.counters().clone();
+                for ((_, sysid, _), stats) in recorder.sequences().stats() {
+                    let f = batch.sequences.entry(sysid).or_default();
+                    f.received += stats.received;
+                    f.lost += stats.lost;
+                    f.late += stats.late;
+                }
+                if to_pipeline.blocking_send(batch).is_err() {
+                    break;
+                }
+            }
+        })
+}
+
+/// Scans one input into the batch; returns the queued bytes it accounted for.
+fn handle(recorder: &mut LinkRecorder, input: LinkInput, batch: &mut LinkBatch) -> u64 {
+    match input {
+        LinkInput::Datagram {
+            at,
+            src_json,
+            bytes,
+            ..
+        } => {
+            recorder.datagram(
+                at.utc_ns,
+                Some(at.mono_ns),
+                Some(&src_json),
+                &bytes,
+                &mut batch.out,
+            );
+            batch.data_inputs += 1;
+            bytes.len() as u64
+        }
+        LinkInput::Stream { at, bytes, .. } => {
+            recorder.stream(at.utc_ns, Some(at.mono_ns), None, &bytes, &mut batch.out);
+            batch.data_inputs += 1;
+            bytes.len() as u64
+        }
+        LinkInput::Up { at, detail, .. } => {
+            batch.notes.push(LinkNote::Up { at, detail });
+            0
+        }
+        LinkInput::Down { at, reason, .. } => {
+            recorder.stream_end(at.utc_ns, Some(at.mono_ns), &mut batch.out);
+            batch.notes.push(LinkNote::Down { at, reason });
+            0
+        }
+        LinkInput::Denied { peer, .. } => {
+            batch.notes.push(LinkNote::Denied { peer });
+            0
+        }
+    }
+}

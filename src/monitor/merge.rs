@@ -1,0 +1,203 @@
+//! Event time for links scanned in parallel (pure).
+//!
+//! Each link is scanned on its own thread, so the monitor input of one link can reach the
+//! pipeline before older input of another that is still being scanned. The monitors judge
+//! arrival stamps, not processing time, so they are fed in stamp order and only up to a
+//! watermark: the instant before which every link has been scanned. A link with nothing in
+//! flight is idle and holds nothing back (whatever it receives next is stamped later than
+//! now); a busy link holds the watermark just before the oldest stamp it has not yet delivered.
+//! A backlog therefore neither raises a false gap (the deadline waits for the backlog) nor
+//! hides a real one (once scanned, the silence is judged at its true time).
+
+use super::input::MonitorInput;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// The instant up to which the monitors may judge: `now`, or just before the oldest stamp a
+/// busy link still holds.
+pub fn watermark(now_ns: i64, oldest_in_flight: impl IntoIterator<Item = Option<i64>>) -> i64 {
+    oldest_in_flight
+        .into_iter()
+        .flatten()
+        .map(|oldest| oldest - 1)
+        .fold(now_ns, i64::min)
+}
+
+/// Monitor input waiting for the watermark to pass its stamp.
+#[derive(Debug, Default)]
+pub struct EventOrder {
+    pending: BinaryHeap<Reverse<Pending>>,
+    next_seq: u64,
+}
+
+#[derive(Debug)]
+struct Pending {
+    utc_ns: i64,
+    /// Arrival order among equal stamps.
+    seq: u64,
+    input: MonitorInput,
+}
+
+impl PartialEq for Pending {
+    fn eq(&self, other: &Self) -> bool {
+        (self.utc_ns, self.seq) == (other.utc_ns, other.seq)
+    }
+}
+impl Eq for Pending {}
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Pending {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.utc_ns, self.seq).cmp(&(other.utc_ns, other.seq))
+    }
+}
+
+impl EventOrder {
+    pub fn push(&mut self, input: MonitorInput) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.pending.push(Reverse(Pending {
+            utc_ns: input.utc_ns(),
+            seq,
+            input,
+        }));
+    }
+
+    /// The inputs stamped at or before `watermark_ns`, oldest first.
+    pub fn release(&mut self, watermark_ns: i64) -> Vec<MonitorInput> {
+        let mut out = Vec::new();
+        while self
+            .pending
+            .peek()
+            .is_some_and(|p| p.0.utc_ns <= watermark_ns)
+        {
+            out.push(self.pending.pop().expect("peeked").0.input);
+        }
+        out
+    }
+
+    /// Everything still waiting, oldest first (at shutdown, when every link has stopped).
+    pub fn drain(&mut self) -> Vec<MonitorInput> {
+        self.release(i64::MAX)
+    }
+
+    pub fn len(&self) -> usize {
+        self.pending.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pending.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::link::LinkId;
+    use crate::monitor::event::GapState;
+    use crate::monitor::{Event, Watch, WatchSettings};
+
+    const S: i64 = 1_000_000_000;
+    const T0: i64 = 1_790_000_000 * S;
+
+    fn hb(link: usize, sysid: u8, utc_ns: i64) -> MonitorInput {
+        MonitorInput::Heartbeat {
+            link: LinkId::new(link).unwrap(),
+            sysid,
+            compid: 1,
+            utc_ns,
+        }
+    }
+
+    #[test]
+    fn the_watermark_is_now_unless_a_busy_link_holds_it_back() {
+        assert_eq!(watermark(T0, [None, None]), T0);
+        assert_eq!(watermark(T0, [None, Some(T0 - 5 * S)]), T0 - 5 * S - 1);
+        assert_eq!(
+            watermark(T0, [Some(T0 - S), Some(T0 - 5 * S)]),
+            T0 - 5 * S - 1
+        );
+        assert_eq!(watermark(T0, [Some(T0 + S)]), T0);
+    }
+
+    #[test]
+    fn inputs_come_out_in_stamp_order_up_to_the_watermark() {
+        let mut order = EventOrder::default();
+        order.push(hb(0, 1, T0 + 2 * S));
+        order.push(hb(1, 2, T0 + S));
+        order.push(hb(0, 3, T0 + 3 * S));
+        let out: Vec<i64> = order
+            .release(T0 + 2 * S)
+            .iter()
+            .map(|i| i.utc_ns())
+            .collect();
+        assert_eq!(out, vec![T0 + S, T0 + 2 * S]);
+        assert_eq!(order.len(), 1);
+        assert_eq!(order.drain().len(), 1);
+        assert!(order.is_empty());
+    }
+
+    /// Drives a watch the way the pipeline does: inputs in, released by the watermark, polled
+    /// at the watermark. Returns the gap events.
+    fn run(steps: &[(i64, Vec<MonitorInput>, Option<i64>)]) -> Vec<Event> {
+        let mut watch = Watch::new(WatchSettings::default(), T0);
+        let mut order = EventOrder::default();
+        let mut events = Vec::new();
+        for (now, inputs, busy_oldest) in steps {
+            for i in inputs {
+                order.push(i.clone());
+            }
+            let mark = watermark(*now, [*busy_oldest]);
+            for input in order.release(mark) {
+                events.extend(watch.poll(input.utc_ns(), None));
+                events.extend(watch.observe(&input, "radio"));
+            }
+            events.extend(watch.poll(mark, None));
+        }
+        events
+            .into_iter()
+            .filter(|e| matches!(e, Event::TelemetryGap(_)))
+            .collect()
+    }
+
+    /// Vehicle 7 beats every second on link 1. Link 1 falls 6 s behind (its scanner is busy
+    /// with a flood), then catches up: the heartbeats were there all along, so no gap.
+    #[test]
+    fn a_backlog_that_drains_late_gives_no_gap() {
+        let mut steps = vec![(T0, vec![hb(1, 7, T0)], None)];
+        // From T0+1 to T0+7 the pipeline hears nothing from link 1, which is busy with input
+        // stamped from T0+1 on.
+        for s in 1..=7 {
+            steps.push((T0 + s * S, vec![], Some(T0 + S)));
+        }
+        // Then the backlog arrives at once, stamped as it was received.
+        let backlog: Vec<MonitorInput> = (1..=8).map(|s| hb(1, 7, T0 + s * S)).collect();
+        steps.push((T0 + 8 * S, backlog, None));
+        assert!(run(&steps).is_empty(), "{:?}", run(&steps));
+    }
+
+    /// Vehicle 7 really goes quiet at T0+1 while link 1 is busy: the gap opens once the
+    /// backlog is scanned, stamped at its true due time, not when the pipeline noticed.
+    #[test]
+    fn a_real_silence_behind_a_backlog_still_opens_at_its_true_time() {
+        let mut steps = vec![(T0, vec![hb(1, 7, T0), hb(1, 7, T0 + S)], None)];
+        for s in 2..=9 {
+            steps.push((T0 + s * S, vec![], Some(T0 + 2 * S)));
+        }
+        // The backlog holds no heartbeat from 7.
+        steps.push((T0 + 10 * S, vec![], None));
+        let events = run(&steps);
+        let Event::TelemetryGap(open) = &events[0] else {
+            panic!()
+        };
+        assert_eq!(open.state, GapState::Open);
+        // Due 1 s after the last heartbeat, opened past the 3 s threshold: at T0 + 1 + 3 s.
+        assert!(open.utc.ns() <= T0 + 4 * S + S / 10, "{open:?}");
+        assert!(open.utc.ns() >= T0 + 4 * S, "{open:?}");
+        // And not while the backlog was still unscanned (the watermark held it back).
+        assert_eq!(events.len(), 1);
+    }
+}
