@@ -40,9 +40,8 @@ fn wait_message(socket: &UnixDatagram, prefix: &str) -> String {
 
 #[test]
 fn notify_protocol_ready_status_watchdog_and_stopping() {
-    let dir = std::env::temp_dir().join(format!("foxborne-notify-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let socket_path = dir.join("notify.sock");
     let socket = UnixDatagram::bind(&socket_path).unwrap();
     let stall = dir.join("stall");

@@ -35,6 +35,32 @@ pub fn bind(addr: SocketAddr, rcvbuf_bytes: u64) -> std::io::Result<(UdpSocket, 
     Ok((UdpSocket::from_std(socket)?, got))
 }
 
+/// `SO_MEMINFO` (asm-generic/socket.h; the libc crate does not define it) and the index of the
+/// socket's drop count in what it returns (`SK_MEMINFO_DROPS`).
+const SO_MEMINFO: nix::libc::c_int = 55;
+const SK_MEMINFO_DROPS: usize = nix::libc::SK_MEMINFO_DROPS as usize;
+
+/// The kernel's count of datagrams this socket dropped (buffer full), read directly. The
+/// `SO_RXQ_OVFL` count comes with the next datagram received after a drop; this one is there
+/// even when nothing else arrives.
+fn kernel_drop_count(socket: &UdpSocket) -> Option<u32> {
+    let mut info = [0u32; 16];
+    let mut len = std::mem::size_of_val(&info) as nix::libc::socklen_t;
+    // SAFETY: `info` is a writable buffer of `len` bytes that outlives the call, and the
+    // kernel writes at most `len` bytes into it and stores the length it wrote in `len`.
+    let rc = unsafe {
+        nix::libc::getsockopt(
+            socket.as_raw_fd(),
+            nix::libc::SOL_SOCKET,
+            SO_MEMINFO,
+            info.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    let words = len as usize / std::mem::size_of::<u32>();
+    (rc == 0 && words > SK_MEMINFO_DROPS).then_some(info[SK_MEMINFO_DROPS])
+}
+
 /// One received datagram: its length, sender, and the kernel's running count of drops.
 fn receive(
     socket: &UdpSocket,
@@ -90,7 +116,9 @@ pub async fn run(
     }
     let mut buf = vec![0u8; 65_536];
     let mut last_peer: Option<(SocketAddr, Arc<str>)> = None;
-    let mut kernel_drops_seen = 0u32;
+    let kernel_drops = &queue.shared().kernel_drops;
+    let mut drop_check = tokio::time::interval(std::time::Duration::from_millis(500));
+    drop_check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut stopping = false;
     loop {
         #[cfg(feature = "testing")]
@@ -113,6 +141,12 @@ pub async fn run(
                     stopping = true;
                     continue;
                 }
+                _ = drop_check.tick() => {
+                    if let Some(total) = kernel_drop_count(&socket) {
+                        kernel_drops.fetch_max(total as u64, Ordering::Relaxed);
+                    }
+                    continue;
+                }
                 r = socket.async_io(Interest::READABLE, || receive(&socket, &mut buf)) => r,
             }
         };
@@ -124,15 +158,9 @@ pub async fn run(
                 continue;
             }
         };
+        // Both counts are the socket's running total: the larger is the latest.
         if let Some(total) = overflow {
-            let new = total.wrapping_sub(kernel_drops_seen);
-            if new > 0 {
-                queue
-                    .shared()
-                    .kernel_drops
-                    .fetch_add(new as u64, Ordering::Relaxed);
-                kernel_drops_seen = total;
-            }
+            kernel_drops.fetch_max(total as u64, Ordering::Relaxed);
         }
         if !allow.is_empty()
             && !allow
@@ -165,5 +193,9 @@ pub async fn run(
         if let Err(Closed) = offered {
             break;
         }
+    }
+    // What the kernel dropped up to the end is counted too.
+    if let Some(total) = kernel_drop_count(&socket) {
+        kernel_drops.fetch_max(total as u64, Ordering::Relaxed);
     }
 }

@@ -311,3 +311,34 @@ pub fn next_event(
         }
     }
 }
+
+/// A plain HTTP GET to the daemon's local port: the body.
+pub fn http_get(addr: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    text.split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_string())
+        .unwrap_or_default()
+}
+
+/// What the receiver itself dropped (queue overload and kernel), over every link, per `/status`.
+pub fn receiver_dropped(http: &str) -> u64 {
+    let status: serde_json::Value = serde_json::from_str(&http_get(http, "/status")).unwrap();
+    status["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|l| l["dropped"].as_object().unwrap().values())
+        .map(|v| v.as_u64().unwrap())
+        .sum()
+}
