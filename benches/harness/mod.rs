@@ -14,11 +14,18 @@ pub struct BenchDaemon {
     pub dir: PathBuf,
     pub udp: SocketAddr,
     pub http: String,
+    /// Every UDP link's address by name (`load` included).
+    pub links: std::collections::HashMap<String, SocketAddr>,
 }
 
 impl BenchDaemon {
     /// Starts the daemon with one UDP link `load` and `extra` appended to its config.
     pub fn start(name: &str, extra: &str) -> BenchDaemon {
+        Self::start_with_links(name, extra, &[])
+    }
+
+    /// As [`BenchDaemon::start`], waiting also for the UDP links `more` that `extra` adds.
+    pub fn start_with_links(name: &str, extra: &str, more: &[&str]) -> BenchDaemon {
         let dir =
             std::env::temp_dir().join(format!("foxborne-bench-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -39,13 +46,22 @@ impl BenchDaemon {
             .unwrap();
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
         let (mut udp, mut http) = (None, None);
-        while udp.is_none() || http.is_none() {
+        let mut links = std::collections::HashMap::new();
+        while udp.is_none() || http.is_none() || more.iter().any(|m| !links.contains_key(*m)) {
             let line = lines.next().expect("daemon exited").unwrap();
             let local = line
                 .split("local=")
                 .nth(1)
                 .map(|s| s.split_whitespace().next().unwrap().to_string());
-            if line.contains("link=load") {
+            if let (Some(name), Some(addr)) = (
+                line.split("link=").nth(1).and_then(|s| s.split_whitespace().next()),
+                local.as_ref(),
+            ) {
+                if line.contains("listening") {
+                    links.insert(name.to_string(), addr.parse::<SocketAddr>().unwrap());
+                }
+            }
+            if line.contains("link=load") && line.contains("listening") {
                 udp = local;
             } else if line.contains("http listening") {
                 http = local;
@@ -57,6 +73,7 @@ impl BenchDaemon {
             dir,
             udp: udp.unwrap().parse().unwrap(),
             http: http.unwrap(),
+            links,
         }
     }
 
