@@ -4,6 +4,7 @@
 //!
 //! cargo bench --bench decode_write
 
+use foxborne_receiver::mavlink::fields::FieldSelection;
 use foxborne_receiver::mavlink::signing::SigningKeys;
 use foxborne_receiver::mavlink::ScanItem;
 use foxborne_receiver::recorder::{Output, Recorder, RecorderSettings};
@@ -62,7 +63,7 @@ fn main() {
         let mut recorder = Recorder::new(
             &["bench".into()],
             RecorderSettings {
-                fields_for: vec![0, 2, 253],
+                fields_for: FieldSelection::Only(vec![0, 2, 253]),
                 ..Default::default()
             },
         );
@@ -107,7 +108,7 @@ fn main() {
         let mut recorder = Recorder::new(
             &["bench".into()],
             RecorderSettings {
-                fields_for: vec![0, 2, 253],
+                fields_for: FieldSelection::Only(vec![0, 2, 253]),
                 ..Default::default()
             },
         );

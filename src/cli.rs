@@ -73,7 +73,7 @@ pub enum TlogCommand {
         /// Write here instead of standard output.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Message names whose decoded payload goes in `fields`.
+        /// Message names whose decoded payload goes in `fields`, or `all` for every message.
         #[arg(
             long,
             value_delimiter = ',',

@@ -1,7 +1,7 @@
 //! The TOML config: parsed, validated, and turned into the settings the daemon runs with.
 //! Every error names the file and the key (and the line, where the TOML parser knows it).
 
-use crate::mavlink::dialect;
+use crate::mavlink::fields::FieldSelection;
 use crate::mavlink::signing::parse_key_hex;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -37,10 +37,20 @@ fn default_rotate_mb() -> u64 {
 fn default_buffer_mb() -> u64 {
     256
 }
-fn default_fields() -> Vec<String> {
-    ["HEARTBEAT", "SYSTEM_TIME", "STATUSTEXT"]
-        .map(String::from)
-        .to_vec()
+fn default_fields() -> RawFields {
+    RawFields::Names(
+        ["HEARTBEAT", "SYSTEM_TIME", "STATUSTEXT"]
+            .map(String::from)
+            .to_vec(),
+    )
+}
+
+/// `fields = "all"` or `fields = ["HEARTBEAT", ...]`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawFields {
+    One(String),
+    Names(Vec<String>),
 }
 fn default_true() -> bool {
     true
@@ -73,7 +83,7 @@ struct RawConfig {
     #[serde(default)]
     tlog: bool,
     #[serde(default = "default_fields")]
-    fields: Vec<String>,
+    fields: RawFields,
     #[serde(default, rename = "link")]
     links: Vec<RawLink>,
     #[serde(default)]
@@ -266,8 +276,9 @@ pub struct Config {
     pub rotate_size_bytes: u64,
     pub buffer_bytes: u64,
     pub tlog: bool,
+    /// `fields` as written: `["all"]` or message names.
     pub fields: Vec<String>,
-    pub field_ids: Vec<u32>,
+    pub fields_for: FieldSelection,
     pub links: Vec<LinkConfig>,
     pub signing_keys: Vec<[u8; 32]>,
     pub reject_bad_signatures: bool,
@@ -316,16 +327,18 @@ impl Config {
         if raw.rotate_size_mb == 0 {
             return Err(invalid("rotate_size_mb", "must be at least 1".into()));
         }
-        let mut field_ids = Vec::new();
-        for name in &raw.fields {
-            let id = dialect::id_of(name).ok_or_else(|| {
-                invalid(
+        let fields = match raw.fields {
+            RawFields::One(one) if one == "all" => vec![one],
+            RawFields::One(other) => {
+                return Err(invalid(
                     "fields",
-                    format!("`{name}` is not a message of the ardupilotmega dialect"),
-                )
-            })?;
-            field_ids.push(id);
-        }
+                    format!("`{other}`: give \"all\" or a list of message names"),
+                ))
+            }
+            RawFields::Names(names) => names,
+        };
+        let fields_for =
+            FieldSelection::parse(&fields).map_err(|e| invalid("fields", e.to_string()))?;
         if raw.links.is_empty() {
             return Err(invalid("link", "at least one [[link]] is needed".into()));
         }
@@ -479,8 +492,8 @@ impl Config {
             rotate_size_bytes: raw.rotate_size_mb * 1024 * 1024,
             buffer_bytes: raw.buffer_mb * 1024 * 1024,
             tlog: raw.tlog,
-            fields: raw.fields,
-            field_ids,
+            fields,
+            fields_for,
             links,
             signing_keys,
             reject_bad_signatures: raw.signing.reject_bad,
@@ -562,7 +575,10 @@ impl Config {
             "rotate_size_mb": self.rotate_size_bytes / (1024 * 1024),
             "buffer_mb": self.buffer_bytes / (1024 * 1024),
             "tlog": self.tlog,
-            "fields": self.fields,
+            "fields": match self.fields_for {
+                FieldSelection::All => serde_json::json!("all"),
+                FieldSelection::Only(_) => serde_json::json!(self.fields),
+            },
             "link": links,
             "signing": { "keys": self.signing_keys.len(), "reject_bad": self.reject_bad_signatures },
             "gap": {
@@ -616,7 +632,7 @@ url = "http://127.0.0.1:9000/alerts"
         .unwrap();
         assert_eq!(c.links.len(), 2);
         assert_eq!(c.gap.vehicles[&22], "UGV-02");
-        assert_eq!(c.field_ids, vec![0, 2, 253]);
+        assert_eq!(c.fields_for, FieldSelection::Only(vec![0, 2, 253]));
         assert!(matches!(
             c.links[1].kind,
             LinkKind::Serial { baud: 57600, .. }
@@ -640,6 +656,13 @@ url = "http://127.0.0.1:9000/alerts"
             .unwrap_err()
             .to_string();
         assert!(err.contains("`fields`") && err.contains("NOPE"), "{err}");
+        let err = parse("fields = \"some\"\n[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`fields`") && err.contains("some"), "{err}");
+        let all = parse("fields = \"all\"\n[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n").unwrap();
+        assert_eq!(all.fields_for, FieldSelection::All);
+        assert_eq!(all.effective()["fields"], "all");
         let err =
             parse("[gap]\nvehicles = { x = \"a\" }\n[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n")
                 .unwrap_err()

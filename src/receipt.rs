@@ -3,7 +3,7 @@
 //! Writing is hand-rolled (one pass into a byte buffer) because it runs once per frame; reading a
 //! line back goes through serde.
 
-use crate::mavlink::fields;
+use crate::mavlink::fields::{self, FieldSelection};
 use crate::mavlink::signing::Signature;
 use crate::mavlink::Frame;
 use chrono::{DateTime, Utc};
@@ -13,8 +13,8 @@ use std::io::Write;
 /// How a receipt line is written: which optional keys, and which messages carry `fields`.
 #[derive(Debug, Clone, Default)]
 pub struct LineOptions {
-    /// Message ids whose decoded payload goes in `fields`.
-    pub fields_for: Vec<u32>,
+    /// Messages whose decoded payload goes in `fields`.
+    pub fields_for: FieldSelection,
     /// Write `sig` ("ok"/"bad") on signed frames: only meaningful when keys are configured.
     pub signatures_checked: bool,
 }
@@ -109,10 +109,10 @@ pub fn write_line(
         out.extend_from_slice(br#","src":"#);
         out.extend_from_slice(src.as_bytes());
     }
-    if options.fields_for.contains(&frame.msgid) {
+    if options.fields_for.includes(frame.msgid) {
         let mark = out.len();
         out.extend_from_slice(br#","fields":"#);
-        if !fields::write_json(out, frame.version, frame.msgid, frame.payload) {
+        if !fields::write_json(out, frame.msgid, frame.payload) {
             out.truncate(mark);
         }
     }
@@ -208,7 +208,7 @@ mod tests {
             src_json: Some(&src),
         };
         let options = LineOptions {
-            fields_for: vec![0],
+            fields_for: FieldSelection::Only(vec![0]),
             signatures_checked: false,
         };
         let mut out = Vec::new();

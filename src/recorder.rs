@@ -2,7 +2,7 @@
 //! sequence statistics and the receipts the monitors need out. Pure: arrival times come in with
 //! the bytes, and output goes into buffers the caller writes.
 
-use crate::mavlink::fields::{self, HEARTBEAT, SYSTEM_TIME};
+use crate::mavlink::fields::{self, FieldSelection, HEARTBEAT, SYSTEM_TIME};
 use crate::mavlink::scanner::{DatagramScanner, RejectReason, ScanItem, StreamScanner};
 use crate::mavlink::sequence::{SeqOutcome, SequenceTracker};
 use crate::mavlink::signing::SigningKeys;
@@ -119,7 +119,7 @@ struct LinkState {
 
 #[derive(Debug, Clone, Default)]
 pub struct RecorderSettings {
-    pub fields_for: Vec<u32>,
+    pub fields_for: FieldSelection,
     pub signing_keys: Vec<[u8; 32]>,
     pub reject_bad_signatures: bool,
     pub capture_tlog: bool,
@@ -346,7 +346,7 @@ mod tests {
         let mut r = Recorder::new(
             &["radio1".into(), "usb0".into()],
             RecorderSettings {
-                fields_for: vec![0],
+                fields_for: FieldSelection::Only(vec![0]),
                 capture_tlog: true,
                 ..Default::default()
             },

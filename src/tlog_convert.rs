@@ -2,7 +2,7 @@
 //! The record stamp becomes `recv_utc` (with pymavlink's two link bits cleared), `mono_ns` is
 //! null, and rejects are summarised on stderr with their byte offsets.
 
-use crate::mavlink::dialect;
+use crate::mavlink::fields::FieldSelection;
 use crate::mavlink::signing::SigningKeys;
 use crate::mavlink::ScanItem;
 use crate::receipt::{self, Arrival, LineOptions, UtcMillis};
@@ -23,14 +23,7 @@ pub fn convert(
     if files.is_empty() {
         bail!("no .tlog files given");
     }
-    let fields_for = fields
-        .iter()
-        .map(|n| {
-            dialect::id_of(n).with_context(|| {
-                format!("--fields: `{n}` is not a message of the ardupilotmega dialect")
-            })
-        })
-        .collect::<anyhow::Result<Vec<u32>>>()?;
+    let fields_for = FieldSelection::parse(fields).context("--fields")?;
     let options = LineOptions {
         fields_for,
         signatures_checked: false,

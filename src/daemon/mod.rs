@@ -158,7 +158,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let recorder = Recorder::new(
         &names,
         RecorderSettings {
-            fields_for: config.field_ids.clone(),
+            fields_for: config.fields_for.clone(),
             signing_keys: config.signing_keys.clone(),
             reject_bad_signatures: config.reject_bad_signatures,
             capture_tlog: config.tlog,

@@ -73,7 +73,12 @@ pub struct FieldDef {
 impl FieldDef {
     /// Bytes the field occupies in the payload.
     pub const fn wire_len(&self) -> usize {
-        self.ty.size() * if self.count == 0 { 1 } else { self.count as usize }
+        self.ty.size()
+            * if self.count == 0 {
+                1
+            } else {
+                self.count as usize
+            }
     }
 }
 
