@@ -4,8 +4,10 @@
 //! - Field names and order as the message definition gives them (XML order, not wire order).
 //! - Integers as integers, enums and bitmasks included, so a value newer than our dialect still
 //!   decodes.
-//! - `char[N]` as a string cut at the first NUL (bytes that are not UTF-8 become U+FFFD); any
-//!   other array as a JSON array.
+//! - `char[N]` as a string cut at the first NUL, one character per byte: ASCII as itself, a byte
+//!   above 0x7F as the character of the same value (U+0080..U+00FF), so `text.encode("latin-1")`
+//!   in Python gives the bytes back (some messages carry binary data in `char[]`, e.g.
+//!   PARAM_EXT_VALUE); any other array as a JSON array.
 //! - Floats as the shortest text that reads back to the same `f32` (or `f64`); NaN and the
 //!   infinities, which JSON has no number for, as the strings `"NaN"`, `"Infinity"`,
 //!   `"-Infinity"` (pymavlink's spelling; `float()` in Python reads them back).
@@ -202,8 +204,9 @@ fn write_non_finite(out: &mut Vec<u8>, nan: bool, negative: bool) {
     });
 }
 
-/// A JSON string of `bytes`: copied as they are when plain ASCII with nothing to escape (the
-/// usual case), else through serde_json's escaping of the lossy UTF-8 text.
+/// A JSON string of `bytes`, one character per byte (the character of the same value, so a
+/// byte above 0x7F is U+0080..U+00FF and nothing is lost): copied as they are when plain ASCII
+/// with nothing to escape (the usual case), else through serde_json's escaping.
 fn write_string(out: &mut Vec<u8>, bytes: &[u8]) {
     if bytes
         .iter()
@@ -213,8 +216,8 @@ fn write_string(out: &mut Vec<u8>, bytes: &[u8]) {
         out.extend_from_slice(bytes);
         out.push(b'"');
     } else {
-        serde_json::to_writer(&mut *out, &String::from_utf8_lossy(bytes))
-            .expect("writing to a Vec cannot fail");
+        let text: String = bytes.iter().map(|&b| char::from(b)).collect();
+        serde_json::to_writer(&mut *out, &text).expect("writing to a Vec cannot fail");
     }
 }
 
@@ -298,6 +301,19 @@ mod tests {
             (v["id"].as_u64(), v["chunk_seq"].as_u64()),
             (Some(513), Some(9))
         );
+    }
+
+    #[test]
+    fn char_bytes_above_ascii_keep_their_value() {
+        // PARAM_EXT_VALUE (322) carries binary values in param_value: char[128] after two u16
+        // and param_id: char[16].
+        let mut payload = vec![0u8; 20];
+        payload.extend_from_slice(&[0xE2, 0x82, 0x11, b'"', 0xFF]);
+        let v = decode(322, &payload);
+        let text = v["param_value"].as_str().unwrap();
+        let bytes: Vec<u8> = text.chars().map(|c| c as u32 as u8).collect();
+        assert!(text.chars().all(|c| (c as u32) < 256));
+        assert_eq!(bytes, [0xE2, 0x82, 0x11, b'"', 0xFF]);
     }
 
     #[test]
