@@ -268,5 +268,14 @@ fn generate(messages: &BTreeMap<u32, Message>) -> String {
         writeln!(code, "    ] }},").unwrap();
     }
     writeln!(code, "];").unwrap();
+    // Direct index for the ids below 256 (the messages most traffic carries): position in
+    // MESSAGES, or u16::MAX.
+    let mut low = [u16::MAX; 256];
+    for (i, id) in messages.keys().enumerate() {
+        if *id < 256 {
+            low[*id as usize] = i as u16;
+        }
+    }
+    writeln!(code, "static LOW_IDS: [u16; 256] = {low:?};").unwrap();
     code
 }

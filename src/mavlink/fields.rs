@@ -123,9 +123,14 @@ pub fn write_json(out: &mut Vec<u8>, msgid: u32, payload: &[u8]) -> bool {
     let Some(message) = table::lookup(msgid) else {
         return false;
     };
-    let mut full = [0u8; 256];
-    let n = payload.len().min(message.len as usize);
-    full[..n].copy_from_slice(&payload[..n]);
+    let len = message.len as usize;
+    let mut extended = [0u8; 256];
+    let full = if payload.len() >= len {
+        payload
+    } else {
+        extended[..payload.len()].copy_from_slice(payload);
+        &extended[..]
+    };
     out.push(b'{');
     for (i, field) in message.fields.iter().enumerate() {
         if i > 0 {
@@ -136,6 +141,18 @@ pub fn write_json(out: &mut Vec<u8>, msgid: u32, payload: &[u8]) -> bool {
     }
     out.push(b'}');
     true
+}
+
+/// A u8 as decimal digits, without a formatter.
+#[inline(always)]
+fn put_u8(out: &mut Vec<u8>, v: u8) {
+    if v >= 100 {
+        out.push(b'0' + v / 100);
+    }
+    if v >= 10 {
+        out.push(b'0' + v / 10 % 10);
+    }
+    out.push(b'0' + v % 10);
 }
 
 fn write_field(out: &mut Vec<u8>, field: &FieldDef, at: &[u8]) {
@@ -162,7 +179,7 @@ fn write_field(out: &mut Vec<u8>, field: &FieldDef, at: &[u8]) {
 fn write_scalar(out: &mut Vec<u8>, ty: FieldType, at: &[u8]) {
     let mut ints = itoa::Buffer::new();
     let text = match ty {
-        FieldType::U8 | FieldType::Char => ints.format(at[0]),
+        FieldType::U8 | FieldType::Char => return put_u8(out, at[0]),
         FieldType::I8 => ints.format(at[0] as i8),
         FieldType::U16 => ints.format(u16::from_le_bytes([at[0], at[1]])),
         FieldType::I16 => ints.format(i16::from_le_bytes([at[0], at[1]])),

@@ -104,6 +104,9 @@ pub fn messages() -> &'static [MessageDef] {
 
 /// The message with this id, if the dialect defines it.
 pub fn lookup(msgid: u32) -> Option<&'static MessageDef> {
+    if msgid < 256 {
+        return MESSAGES.get(LOW_IDS[msgid as usize] as usize);
+    }
     MESSAGES
         .binary_search_by_key(&msgid, |m| m.id)
         .ok()
@@ -220,9 +223,14 @@ mod tests {
         assert_eq!(hb.fields[3].offset, 0);
         assert_eq!(hb.fields[0].offset, 4);
         assert_eq!(hb.fields[0].enum_name, Some("MAV_TYPE"));
+        assert_eq!(hb.fields[0].key, r#""type":"#);
         let st = lookup(253).unwrap();
         assert_eq!((st.base_len, st.len), (51, 54));
         assert!(st.fields[2].extension);
         assert_eq!(lookup(3), None);
+        assert_eq!(lookup(255), None);
+        for m in messages() {
+            assert_eq!(lookup(m.id).map(|l| l.id), Some(m.id));
+        }
     }
 }
