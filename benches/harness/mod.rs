@@ -19,6 +19,12 @@ pub struct BenchDaemon {
 impl BenchDaemon {
     /// Starts the daemon with one UDP link `load` and `extra` appended to its config.
     pub fn start(name: &str, extra: &str) -> BenchDaemon {
+        Self::start_with_top(name, "", extra)
+    }
+
+    /// As [`BenchDaemon::start`], with `top` (top-level keys, e.g. `fields = "all"`) written
+    /// before the config's first table.
+    pub fn start_with_top(name: &str, top: &str, extra: &str) -> BenchDaemon {
         let dir =
             std::env::temp_dir().join(format!("foxborne-bench-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -26,7 +32,7 @@ impl BenchDaemon {
         std::fs::write(
             dir.join("receiver.toml"),
             format!(
-                "data_dir = \"{}/data\"\n[[link]]\nname = \"load\"\nudp = \"127.0.0.1:0\"\n[http]\nlisten = \"127.0.0.1:0\"\n{extra}",
+                "{top}data_dir = \"{}/data\"\n[[link]]\nname = \"load\"\nudp = \"127.0.0.1:0\"\n[http]\nlisten = \"127.0.0.1:0\"\n{extra}",
                 dir.display()
             ),
         )
