@@ -185,7 +185,8 @@ fn parse_file(
                 includes.push(text.trim().to_string());
             }
             Event::End(_) => {
-                if stack.pop().as_deref() == Some("message") {
+                let closed = stack.pop();
+                if closed.as_deref() == Some("message") {
                     let m = message.take().expect("message");
                     // The first definition of an id wins, as in mavgen's merge of includes.
                     messages.entry(m.id).or_insert(m);

@@ -35,7 +35,7 @@ fn main() {
     let mut sent = 0u64;
     while started.elapsed() < total {
         let t = started.elapsed();
-        for v in 0..vehicles {
+        for (v, seq) in seq.iter_mut().enumerate() {
             let stop_at = Duration::from_secs(8)
                 + Duration::from_millis(6000 * v as u64 / quiet.max(1) as u64);
             if v < quiet && t >= stop_at {
@@ -44,14 +44,14 @@ fn main() {
             let h = Header {
                 sysid: (v + 1) as u8,
                 compid: 1,
-                seq: seq[v],
+                seq: *seq,
             };
             // Heartbeats spread over the second so they do not all land in one tick.
             if (n_tick + v as u64).is_multiple_of(100) {
                 socket
                     .send_to(&build::v2(h, 0, &build::heartbeat_payload(2, 3)), udp)
                     .unwrap();
-                seq[v] = seq[v].wrapping_add(1);
+                *seq = seq.wrapping_add(1);
                 sent += 1;
             }
             let per_tick = rate as f64 / 100.0;
@@ -60,7 +60,7 @@ fn main() {
                 let h = Header {
                     sysid: (v + 1) as u8,
                     compid: 1,
-                    seq: seq[v],
+                    seq: *seq,
                 };
                 socket
                     .send_to(
@@ -68,7 +68,7 @@ fn main() {
                         udp,
                     )
                     .unwrap();
-                seq[v] = seq[v].wrapping_add(1);
+                *seq = seq.wrapping_add(1);
                 sent += 1;
             }
         }
