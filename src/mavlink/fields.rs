@@ -123,16 +123,21 @@ pub fn write_json(out: &mut Vec<u8>, msgid: u32, payload: &[u8]) -> bool {
     let Some(message) = table::lookup(msgid) else {
         return false;
     };
-    let len = message.len as usize;
-    let mut extended = [0u8; 256];
-    let full = if payload.len() >= len {
-        payload
+    if payload.len() >= message.len as usize {
+        write_fields(out, message.fields, payload);
     } else {
+        // Cut of its trailing zeros (MAVLink 2), or a MAVLink 1 payload without extensions.
+        let mut extended = [0u8; 256];
         extended[..payload.len()].copy_from_slice(payload);
-        &extended[..]
-    };
+        write_fields(out, message.fields, &extended);
+    }
+    true
+}
+
+/// The object of `fields` read from `full`, at least as long as the message's payload.
+fn write_fields(out: &mut Vec<u8>, fields: &[FieldDef], full: &[u8]) {
     out.push(b'{');
-    for (i, field) in message.fields.iter().enumerate() {
+    for (i, field) in fields.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
@@ -140,7 +145,6 @@ pub fn write_json(out: &mut Vec<u8>, msgid: u32, payload: &[u8]) -> bool {
         write_field(out, field, &full[field.offset as usize..]);
     }
     out.push(b'}');
-    true
 }
 
 /// A u8 as decimal digits, without a formatter.
@@ -261,6 +265,20 @@ mod tests {
             decode(SYSTEM_TIME, &1_700_000_000_000_000u64.to_le_bytes()),
             json!({"time_unix_usec": 1_700_000_000_000_000u64, "time_boot_ms": 0})
         );
+        // Longer than our definition (a newer dialect's extensions): the known fields only.
+        let mut longer = build_system_time(7, 9).to_vec();
+        longer.extend_from_slice(&[1, 2, 3]);
+        assert_eq!(
+            decode(SYSTEM_TIME, &longer),
+            json!({"time_unix_usec": 7, "time_boot_ms": 9})
+        );
+    }
+
+    fn build_system_time(time_unix_usec: u64, time_boot_ms: u32) -> [u8; 12] {
+        let mut p = [0u8; 12];
+        p[..8].copy_from_slice(&time_unix_usec.to_le_bytes());
+        p[8..].copy_from_slice(&time_boot_ms.to_le_bytes());
+        p
     }
 
     #[test]
