@@ -1,18 +1,298 @@
-//! Build script: tells the test targets whether the shared corpus of real data is there.
+//! Build script, two jobs.
 //!
-//! When `$FOXBORNE_CORPUS` (or `../shared/corpus` beside the crate) is missing at build time and
+//! **The MAVLink field table** that `src/wire/table.rs` includes, generated from the XML message
+//! definitions shipped inside the pinned `mavlink` crate's source
+//! (`mavlink/message_definitions/v1.0/ardupilotmega.xml` and every file it includes). For every
+//! message: id, name, and its fields in definition (XML) order, each with its type, array length,
+//! whether it is a MAVLink 2 extension, and its byte offset in the payload. Offsets follow
+//! MAVLink's field reordering: the non-extension fields sorted by the size of their base type,
+//! largest first, stably; then the extension fields in XML order. The unit test
+//! `crc_extra_from_the_table_matches_the_crate` recomputes every CRC_EXTRA from this table. The
+//! definitions directory is found with `cargo metadata` (the `mavlink` package's manifest path),
+//! or given directly in `FOXBORNE_MAVLINK_DEFINITIONS`. The output is deterministic: messages
+//! sorted by id, nothing taken from the environment but the definitions.
+//!
+//! **Whether the shared corpus of real data is there**, for the test targets: when
+//! `$FOXBORNE_CORPUS` (or `../shared/corpus` beside the crate) is missing and
 //! `FOXBORNE_REQUIRE_CORPUS` is not `1`, it sets `cfg(foxborne_no_corpus)`, under which every test
 //! that reads the corpus is `#[ignore]`d with the reason: the skip shows in the test summary
 //! instead of passing as `ok`. With `FOXBORNE_REQUIRE_CORPUS=1` those tests run, and a missing
 //! corpus or file fails them.
 
-use std::path::PathBuf;
+use quick_xml::events::Event;
+use quick_xml::Reader;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const DIALECT: &str = "ardupilotmega.xml";
+const MAVLINK_VERSION: &str = "0.21.0";
+
+struct Field {
+    name: String,
+    base: &'static str,
+    size: usize,
+    count: Option<usize>,
+    extension: bool,
+    enum_name: Option<String>,
+}
+
+struct Message {
+    id: u32,
+    name: String,
+    fields: Vec<Field>,
+}
 
 fn main() {
+    corpus_cfg();
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-env-changed=FOXBORNE_MAVLINK_DEFINITIONS");
+    let dir = definitions_dir();
+    let mut messages = BTreeMap::new();
+    let mut seen = Vec::new();
+    parse_file(&dir, DIALECT, &mut messages, &mut seen);
+    let code = generate(&messages);
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
+    std::fs::write(out.join("mavlink_table.rs"), code).expect("write mavlink_table.rs");
+}
+
+fn definitions_dir() -> PathBuf {
+    if let Ok(dir) = std::env::var("FOXBORNE_MAVLINK_DEFINITIONS") {
+        return PathBuf::from(dir);
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let manifest = Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"))
+        .join("Cargo.toml");
+    // Offline and for this target only: every package it needs is already here, being built.
+    let target = std::env::var("TARGET").expect("TARGET");
+    let output = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--offline"])
+        .args(["--filter-platform", &target, "--manifest-path"])
+        .arg(&manifest)
+        .output()
+        .expect("run cargo metadata");
+    if !output.status.success() {
+        panic!(
+            "cargo metadata failed (set FOXBORNE_MAVLINK_DEFINITIONS to the mavlink crate's \
+             message_definitions/v1.0 directory): {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let meta: serde_json::Value = serde_json::from_slice(&output.stdout).expect("metadata JSON");
+    let package = meta["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .find(|p| p["name"] == "mavlink" && p["version"] == MAVLINK_VERSION)
+        .unwrap_or_else(|| panic!("no mavlink {MAVLINK_VERSION} package in cargo metadata"));
+    let manifest_path = PathBuf::from(package["manifest_path"].as_str().expect("manifest_path"));
+    let dir = manifest_path
+        .parent()
+        .expect("crate dir")
+        .join("mavlink/message_definitions/v1.0");
+    assert!(
+        dir.join(DIALECT).is_file(),
+        "{} not found in the mavlink crate source",
+        dir.join(DIALECT).display()
+    );
+    dir
+}
+
+/// Base type name as MAVLink writes it into CRC_EXTRA, and its size in bytes.
+fn base_type(xml: &str) -> (&'static str, usize) {
+    match xml {
+        "uint8_t" | "uint8_t_mavlink_version" => ("uint8_t", 1),
+        "int8_t" => ("int8_t", 1),
+        "char" => ("char", 1),
+        "uint16_t" => ("uint16_t", 2),
+        "int16_t" => ("int16_t", 2),
+        "uint32_t" => ("uint32_t", 4),
+        "int32_t" => ("int32_t", 4),
+        "float" => ("float", 4),
+        "uint64_t" => ("uint64_t", 8),
+        "int64_t" => ("int64_t", 8),
+        "double" => ("double", 8),
+        other => panic!("unknown MAVLink field type `{other}`"),
+    }
+}
+
+fn parse_file(
+    dir: &Path,
+    file: &str,
+    messages: &mut BTreeMap<u32, Message>,
+    seen: &mut Vec<String>,
+) {
+    if seen.iter().any(|f| f == file) {
+        return;
+    }
+    seen.push(file.to_string());
+    let path = dir.join(file);
+    println!("cargo:rerun-if-changed={}", path.display());
+    let xml = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let mut reader = Reader::from_str(&xml);
+    reader.config_mut().trim_text(true);
+    reader.config_mut().expand_empty_elements = true;
+    let mut stack: Vec<String> = Vec::new();
+    let mut message: Option<Message> = None;
+    let mut in_extensions = false;
+    let mut includes = Vec::new();
+    loop {
+        let event = reader
+            .read_event()
+            .unwrap_or_else(|e| panic!("{}: XML error: {e}", path.display()));
+        match event {
+            Event::Eof => break,
+            Event::Start(tag) => {
+                let name = String::from_utf8_lossy(tag.name().as_ref()).to_string();
+                let attr = |key: &str| {
+                    tag.attributes()
+                        .map(|a| a.expect("attribute"))
+                        .find(|a| a.key.as_ref() == key.as_bytes())
+                        .map(|a| String::from_utf8_lossy(&a.value).to_string())
+                };
+                let parent = stack.last().map(String::as_str);
+                match (name.as_str(), parent) {
+                    ("message", Some("messages")) => {
+                        let id = attr("id").expect("message id");
+                        message = Some(Message {
+                            id: id.parse().expect("numeric message id"),
+                            name: attr("name").expect("message name"),
+                            fields: Vec::new(),
+                        });
+                        in_extensions = false;
+                    }
+                    ("extensions", Some("message")) => in_extensions = true,
+                    ("field", Some("message")) => {
+                        let ty = attr("type").expect("field type");
+                        let (base, count) = match ty.split_once('[') {
+                            Some((b, n)) => {
+                                let n = n.trim_end_matches(']').parse().expect("array length");
+                                (b.to_string(), Some(n))
+                            }
+                            None => (ty.clone(), None),
+                        };
+                        let (base, size) = base_type(&base);
+                        let m = message.as_mut().expect("field inside a message");
+                        m.fields.push(Field {
+                            name: attr("name").expect("field name"),
+                            base,
+                            size,
+                            count,
+                            extension: in_extensions,
+                            enum_name: attr("enum"),
+                        });
+                    }
+                    _ => {}
+                }
+                stack.push(name);
+            }
+            Event::Text(text) if stack.last().map(String::as_str) == Some("include") => {
+                let text = text.decode().expect("include text");
+                includes.push(text.trim().to_string());
+            }
+            Event::End(_) => {
+                let closed = stack.pop();
+                if closed.as_deref() == Some("message") {
+                    let m = message.take().expect("message");
+                    // The first definition of an id wins, as in mavgen's merge of includes.
+                    messages.entry(m.id).or_insert(m);
+                }
+            }
+            _ => {}
+        }
+    }
+    for include in includes {
+        parse_file(dir, &include, messages, seen);
+    }
+}
+
+fn generate(messages: &BTreeMap<u32, Message>) -> String {
+    let mut code = String::new();
+    writeln!(
+        code,
+        "// Generated by build.rs from the mavlink {MAVLINK_VERSION} crate's {DIALECT} and its includes. Do not edit."
+    )
+    .unwrap();
+    writeln!(code, "pub static MESSAGES: &[MessageDef] = &[").unwrap();
+    for m in messages.values() {
+        // Wire order: stable sort of the base fields by type size, largest first; then extensions.
+        let mut wire: Vec<usize> = (0..m.fields.len())
+            .filter(|&i| !m.fields[i].extension)
+            .collect();
+        wire.sort_by_key(|&i| std::cmp::Reverse(m.fields[i].size));
+        let base_count = wire.len();
+        wire.extend((0..m.fields.len()).filter(|&i| m.fields[i].extension));
+        let mut offsets = vec![0usize; m.fields.len()];
+        let mut wire_ranks = vec![0usize; m.fields.len()];
+        let mut at = 0;
+        let mut base_len = 0;
+        for (rank, &i) in wire.iter().enumerate() {
+            if rank == base_count {
+                base_len = at;
+            }
+            offsets[i] = at;
+            wire_ranks[i] = rank;
+            at += m.fields[i].size * m.fields[i].count.unwrap_or(1);
+        }
+        if base_count == wire.len() {
+            base_len = at;
+        }
+        assert!(at <= 255, "{}: payload of {at} bytes", m.name);
+        writeln!(
+            code,
+            "    MessageDef {{ id: {}, name: {:?}, base_len: {base_len}, len: {at}, fields: &[",
+            m.id, m.name
+        )
+        .unwrap();
+        for (i, f) in m.fields.iter().enumerate() {
+            let ty = match f.base {
+                "uint8_t" => "U8",
+                "int8_t" => "I8",
+                "char" => "Char",
+                "uint16_t" => "U16",
+                "int16_t" => "I16",
+                "uint32_t" => "U32",
+                "int32_t" => "I32",
+                "float" => "F32",
+                "uint64_t" => "U64",
+                "int64_t" => "I64",
+                "double" => "F64",
+                other => unreachable!("{other}"),
+            };
+            writeln!(
+                code,
+                "        FieldDef {{ name: {:?}, key: {:?}, ty: FieldType::{ty}, count: {}, offset: {}, wire_rank: {}, extension: {}, enum_name: {:?} }},",
+                f.name,
+                format!("\"{}\":", f.name),
+                f.count.map_or(0, |n| n),
+                offsets[i],
+                wire_ranks[i],
+                f.extension,
+                f.enum_name
+            )
+            .unwrap();
+        }
+        writeln!(code, "    ] }},").unwrap();
+    }
+    writeln!(code, "];").unwrap();
+    // Direct index for the ids below 256 (the messages most traffic carries): position in
+    // MESSAGES, or u16::MAX.
+    let mut low = [u16::MAX; 256];
+    for (i, id) in messages.keys().enumerate() {
+        if *id < 256 {
+            low[*id as usize] = i as u16;
+        }
+    }
+    writeln!(code, "static LOW_IDS: [u16; 256] = {low:?};").unwrap();
+    code
+}
+
+fn corpus_cfg() {
     println!("cargo::rustc-check-cfg=cfg(foxborne_no_corpus)");
     println!("cargo::rerun-if-env-changed=FOXBORNE_CORPUS");
     println!("cargo::rerun-if-env-changed=FOXBORNE_REQUIRE_CORPUS");
-    println!("cargo::rerun-if-changed=build.rs");
     let corpus = std::env::var_os("FOXBORNE_CORPUS")
         .map(PathBuf::from)
         .unwrap_or_else(|| {

@@ -47,7 +47,7 @@ fn main() {
             let start = Instant::now();
             let mut n = 0u64;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let _ = sock.send_to(if n % 2 == 0 { &all_fe } else { &v2 }, to);
+                let _ = sock.send_to(if n.is_multiple_of(2) { &all_fe } else { &v2 }, to);
                 n += 1;
                 let next = start + Duration::from_secs_f64(n as f64 / flood as f64);
                 std::thread::sleep(next.saturating_duration_since(Instant::now()));
@@ -86,7 +86,10 @@ fn main() {
                 let h = Header { seq: *seq, ..h };
                 let sent_us = (harness::utc_ns() / 1000) as u64;
                 socket
-                    .send_to(&build::v2(h, 2, &build::system_time_payload(sent_us, 0)), udp)
+                    .send_to(
+                        &build::v2(h, 2, &build::system_time_payload(sent_us, 0)),
+                        udp,
+                    )
                     .unwrap();
                 *seq = seq.wrapping_add(1);
                 sent += 2;
@@ -125,7 +128,9 @@ fn main() {
         for line in std::fs::read_to_string(path).unwrap().lines() {
             let r: serde_json::Value = serde_json::from_str(line).unwrap();
             if r["msg"] == "SYSTEM_TIME" && r["link"] == "load" {
-                let recv = foxborne_receiver::monitor::parse_utc_ns(r["recv_utc"].as_str().unwrap()).unwrap();
+                let recv =
+                    foxborne_receiver::monitor::parse_utc_ns(r["recv_utc"].as_str().unwrap())
+                        .unwrap();
                 let sent_us = r["fields"]["time_unix_usec"].as_i64().unwrap();
                 // recv_utc keeps whole milliseconds: the middle of the millisecond.
                 delays_ms.push((recv + 500_000 - sent_us * 1000) as f64 / 1e6);

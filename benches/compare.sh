@@ -2,8 +2,8 @@
 # Side by side with the reference tools (issue 6): in one run, on every corpus file, times
 #   .tlog to JSON:  pymavlink 2.4.50 `mavlogdump.py --format json FILE`
 #                   vs `foxborne-receiver tlog convert FILE --out /dev/null`, with the default
-#                   `fields` (3 messages decoded) and with `--fields` naming every message the
-#                   file holds (every payload decoded, as mavlogdump does);
+#                   `fields` (3 messages decoded) and with `--fields all` (every payload
+#                   decoded, as mavlogdump does), and our receipts per second;
 #   ULog parse:     pyulog 1.3.0 `python -c 'from pyulog import ULog; ULog(FILE)'`
 #                   vs `foxborne-receiver ulog ingest FILE --out TMPDIR`.
 # Each command is a whole process (interpreter or binary start-up included), run RUNS times
@@ -12,6 +12,7 @@
 # Prints markdown tables with totals. The reference tools go in a venv in .venv-compare/.
 #
 #   benches/compare.sh [RUNS]
+#   COMPARE=tlog benches/compare.sh [RUNS]     # the .tlog table only (COMPARE=ulog: ULog only)
 #
 # Environment: FOXBORNE_CORPUS (default ../shared/corpus beside the crate), CARGO_TARGET_DIR,
 # CARGO_LOCK (a file to flock(1) around cargo, for shared build hosts), PYTHON (default python3).
@@ -74,32 +75,40 @@ measure() {
 
 ms() { awk -v us="$1" 'BEGIN { printf "%.1f ms", us / 1000 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "-" }'; }
+per_s() { awk -v n="$1" -v us="$2" 'BEGIN { if (us > 0) printf "%.2f M", n / us; else print "-" }'; }
 mib() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.2f", b / 1048576 }'; }
 
 echo "# benches/compare.sh $runs on $(nproc) cores ($(uname -m), $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1)), load average at start $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# $versions, $("$bin" --version 2>/dev/null || echo foxborne-receiver), best of $runs, ratio = reference time / ours"
+only=${COMPARE:-all}
+if [ "$only" != ulog ]; then
 echo
 echo "## .tlog to JSON"
 echo
-echo "| file | MiB | mavlogdump.py --format json | ours, default fields | ratio | ours, --fields all present | ratio |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+echo "| file | MiB | receipts | mavlogdump.py --format json | ours, default fields | ratio | ours, --fields all | ratio | receipts/s, --fields all |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 ref=("$py" -c 'from pymavlink import mavutil; from pymavlink.dialects.v20 import ardupilotmega')
 ours=("$bin" --version)
 measure ref ours
-echo "| start-up only (not in the total) | | $(ms "${best[ref]}") | $(ms "${best[ours]}") | | | |"
-tot_ref=0 tot_ours=0 tot_all=0
+echo "| start-up only (not in the total) | | | $(ms "${best[ref]}") | $(ms "${best[ours]}") | | | | |"
+tot_ref=0 tot_ours=0 tot_all=0 tot_n=0
 for f in "$corpus"/tlog/*.tlog; do
-  # Every message name the file holds, for the like-for-like row.
-  "$bin" tlog convert "$f" --out "$tmp/names.jsonl" 2>/dev/null
-  names=$("$py" -c 'import json,sys; print(",".join(sorted({json.loads(l)["msg"] for l in open(sys.argv[1])})))' "$tmp/names.jsonl")
+  n=$("$bin" tlog convert "$f" 2>/dev/null | wc -l)
   ref=("$venv/bin/mavlogdump.py" --format json "$f")
   ours=("$bin" tlog convert "$f" --out /dev/null)
-  all=("$bin" tlog convert "$f" --out /dev/null --fields "$names")
+  all=("$bin" tlog convert "$f" --out /dev/null --fields all)
   measure ref ours all
-  tot_ref=$((tot_ref + best[ref])) tot_ours=$((tot_ours + best[ours])) tot_all=$((tot_all + best[all]))
-  echo "| $(basename "$f") | $(mib "$f") | $(ms "${best[ref]}") | $(ms "${best[ours]}") | $(ratio "${best[ref]}" "${best[ours]}") | $(ms "${best[all]}") | $(ratio "${best[ref]}" "${best[all]}") |"
+  tot_ref=$((tot_ref + best[ref])) tot_ours=$((tot_ours + best[ours])) tot_all=$((tot_all + best[all])) tot_n=$((tot_n + n))
+  echo "| $(basename "$f") | $(mib "$f") | $n | $(ms "${best[ref]}") | $(ms "${best[ours]}") | $(ratio "${best[ref]}" "${best[ours]}") | $(ms "${best[all]}") | $(ratio "${best[ref]}" "${best[all]}") | $(per_s "$n" "${best[all]}") |"
 done
-echo "| **total** | | $(ms $tot_ref) | $(ms $tot_ours) | $(ratio $tot_ref $tot_ours) | $(ms $tot_all) | $(ratio $tot_ref $tot_all) |"
+echo "| **total** | | $tot_n | $(ms $tot_ref) | $(ms $tot_ours) | $(ratio $tot_ref $tot_ours) | $(ms $tot_all) | $(ratio $tot_ref $tot_all) | $(per_s $tot_n $tot_all) |"
+# Ours with every file in one process (one start-up, as a batch conversion runs); mavlogdump.py
+# takes one file per process, so its side is the total above.
+all=("$bin" tlog convert "$corpus"/tlog/*.tlog --out /dev/null --fields all)
+measure all
+echo "| **all files, ours in one process** | | $tot_n | $(ms $tot_ref) | | | $(ms "${best[all]}") | $(ratio $tot_ref "${best[all]}") | $(per_s $tot_n "${best[all]}") |"
+fi
+[ "$only" = tlog ] && exit 0
 
 echo
 echo "## ULog parse"

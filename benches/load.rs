@@ -9,7 +9,10 @@
 //! to measure telemetry_gap alert latency (deadline to the SSE stream) under the load.
 //!
 //! cargo bench --bench load -- [--vehicles N] [--rate MSGS_PER_S_PER_VEHICLE] [--seconds S]
-//!     [--sighup-mid] [--sighup-every-ms MS] [--quiet N] [--sample-s S]
+//!     [--sighup-mid] [--sighup-every-ms MS] [--quiet N] [--sample-s S] [--fields all]
+//!
+//! `--fields all` runs the daemon with `fields = "all"` (every payload decoded into `fields`);
+//! without it the daemon's default (HEARTBEAT, SYSTEM_TIME, STATUSTEXT).
 
 #[path = "harness/mod.rs"]
 mod harness;
@@ -27,6 +30,7 @@ struct Args {
     sighup_every_ms: Option<u64>,
     quiet: usize,
     sample_s: f64,
+    fields_all: bool,
 }
 
 fn parse_args() -> Args {
@@ -38,6 +42,7 @@ fn parse_args() -> Args {
         sighup_every_ms: None,
         quiet: 0,
         sample_s: 5.0,
+        fields_all: false,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -49,6 +54,10 @@ fn parse_args() -> Args {
             "--seconds" => a.seconds = next().parse().unwrap(),
             "--quiet" => a.quiet = next().parse().unwrap(),
             "--sample-s" => a.sample_s = next().parse().unwrap(),
+            "--fields" => {
+                assert_eq!(next(), "all", "--fields takes `all`");
+                a.fields_all = true;
+            }
             "--sighup-every-ms" => a.sighup_every_ms = Some(next().parse().unwrap()),
             "--sighup-mid" => {
                 a.sighup_mid = true;
@@ -102,7 +111,13 @@ impl Vehicle {
 
 fn main() {
     let a = parse_args();
-    let mut daemon = harness::BenchDaemon::start("load", "[gap]\nthreshold_s = 3.0\n");
+    let top = if a.fields_all {
+        "fields = \"all\"\n"
+    } else {
+        ""
+    };
+    let mut daemon =
+        harness::BenchDaemon::start_with_top("load", top, "[gap]\nthreshold_s = 3.0\n");
     let (udp, pid) = (daemon.udp, daemon.pid());
     let alerts = daemon.gap_alert_latencies();
 
@@ -190,6 +205,7 @@ fn main() {
     let mut got: HashSet<(u8, u8, u32, u64)> = HashSet::new();
     let mut nth_got: std::collections::HashMap<(u8, u8, u32), u64> = Default::default();
     let mut lines = 0u64;
+    let mut with_fields = 0u64;
     let mut files = 0;
     let paths = daemon.receive_files();
     for path in paths {
@@ -211,6 +227,7 @@ fn main() {
             *nth += 1;
             got.insert((key.0, key.1, key.2, *nth));
             lines += 1;
+            with_fields += u64::from(v.get("fields").is_some());
         }
     }
     let missing = expected.difference(&got).count();
@@ -219,7 +236,7 @@ fn main() {
     let cpu = cpu1 - cpu0;
     println!("load: {} vehicles x ({} msgs/s + HEARTBEAT + SYSTEM_TIME at 1 Hz) for {wall:.1} s: {fps:.0} frames/s offered", a.vehicles, a.rate);
     println!("sent: {valid} valid, {corrupted} corrupted on purpose; SIGHUP sent {hup_sent} times; daemon exit {status}");
-    println!("receive log: {lines} lines in {files} files; missing {missing}, extra {extra}");
+    println!("receive log: {lines} lines in {files} files; missing {missing}, extra {extra}; {with_fields} lines carry `fields` (fields = {})", if a.fields_all { "\"all\"" } else { "default" });
     println!(
         "daemon CPU: {cpu:.2} s over {wall:.1} s = {:.1} % of one core; {:.2} % of a core per 1,000 frames/s",
         100.0 * cpu / wall,

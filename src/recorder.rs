@@ -6,6 +6,7 @@
 use crate::link::LinkId;
 use crate::monitor::MonitorInput;
 use crate::receipt::{self, Arrival, LineOptions, UtcMillis};
+use crate::wire::fields::FieldSelection;
 use crate::wire::scanner::{DatagramScanner, RejectReason, ScanItem, StreamScanner};
 use crate::wire::sequence::{SeqOutcome, SequenceTracker};
 use crate::wire::signing::SigningKeys;
@@ -90,7 +91,7 @@ impl Output {
 
 #[derive(Debug, Clone, Default)]
 pub struct RecorderSettings {
-    pub fields_for: Vec<u32>,
+    pub fields_for: FieldSelection,
     pub signing_keys: Vec<[u8; 32]>,
     pub reject_bad_signatures: bool,
     pub capture_tlog: bool,
@@ -294,7 +295,7 @@ mod tests {
             LINK0,
             "radio1",
             RecorderSettings {
-                fields_for: vec![0],
+                fields_for: FieldSelection::Only(vec![0]),
                 capture_tlog: true,
                 ..Default::default()
             },

@@ -21,11 +21,21 @@ pub struct BenchDaemon {
 impl BenchDaemon {
     /// Starts the daemon with one UDP link `load` and `extra` appended to its config.
     pub fn start(name: &str, extra: &str) -> BenchDaemon {
-        Self::start_with_links(name, extra, &[])
+        Self::start_full(name, "", extra, &[])
     }
 
     /// As [`BenchDaemon::start`], waiting also for the UDP links `more` that `extra` adds.
     pub fn start_with_links(name: &str, extra: &str, more: &[&str]) -> BenchDaemon {
+        Self::start_full(name, "", extra, more)
+    }
+
+    /// As [`BenchDaemon::start`], with `top` (top-level keys, e.g. `fields = "all"`) written
+    /// before the config's first table.
+    pub fn start_with_top(name: &str, top: &str, extra: &str) -> BenchDaemon {
+        Self::start_full(name, top, extra, &[])
+    }
+
+    fn start_full(name: &str, top: &str, extra: &str, more: &[&str]) -> BenchDaemon {
         let dir =
             std::env::temp_dir().join(format!("foxborne-bench-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -33,7 +43,7 @@ impl BenchDaemon {
         std::fs::write(
             dir.join("receiver.toml"),
             format!(
-                "data_dir = \"{}/data\"\n[[link]]\nname = \"load\"\nudp = \"127.0.0.1:0\"\n[http]\nlisten = \"127.0.0.1:0\"\n{extra}",
+                "{top}data_dir = \"{}/data\"\n[[link]]\nname = \"load\"\nudp = \"127.0.0.1:0\"\n[http]\nlisten = \"127.0.0.1:0\"\n{extra}",
                 dir.display()
             ),
         )
@@ -54,7 +64,9 @@ impl BenchDaemon {
                 .nth(1)
                 .map(|s| s.split_whitespace().next().unwrap().to_string());
             if let (Some(name), Some(addr)) = (
-                line.split("link=").nth(1).and_then(|s| s.split_whitespace().next()),
+                line.split("link=")
+                    .nth(1)
+                    .and_then(|s| s.split_whitespace().next()),
                 local.as_ref(),
             ) {
                 if line.contains("listening") {

@@ -9,7 +9,7 @@ use crate::analyze::WrongKindOfFile;
 use crate::receipt::{self, Arrival, LineOptions, UtcMillis};
 use crate::sniff::{sniff, FileKind, HEAD_LEN};
 use crate::tlog::read_tlog;
-use crate::wire::dialect;
+use crate::wire::fields::FieldSelection;
 use crate::wire::signing::SigningKeys;
 use crate::wire::ScanItem;
 use anyhow::Context;
@@ -33,7 +33,7 @@ pub enum TlogCommand {
         /// Write here instead of standard output.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Message names whose decoded payload goes in `fields`.
+        /// Message names whose decoded payload goes in `fields`, or `all` for every message.
         #[arg(
             long,
             value_delimiter = ',',
@@ -63,16 +63,8 @@ pub fn convert(
     if files.is_empty() {
         return Err(UsageError("tlog convert: no .tlog files given".into()).into());
     }
-    let fields_for = fields
-        .iter()
-        .map(|n| {
-            dialect::id_of(n).ok_or_else(|| {
-                UsageError(format!(
-                    "--fields: `{n}` is not a message of the ardupilotmega dialect"
-                ))
-            })
-        })
-        .collect::<Result<Vec<u32>, _>>()?;
+    let fields_for =
+        FieldSelection::parse(fields).map_err(|e| UsageError(format!("--fields: {e}")))?;
     let options = LineOptions {
         fields_for,
         signatures_checked: false,

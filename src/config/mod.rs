@@ -10,10 +10,10 @@ mod raw;
 
 use crate::monitor::{GapConfig, LatencyConfig, WatchSettings};
 use crate::sink::webhook::Endpoint;
-use crate::wire::dialect;
+use crate::wire::fields::FieldSelection;
 use crate::wire::signing::parse_key_hex;
 use ipnet::IpNet;
-use raw::RawConfig;
+use raw::{RawConfig, RawFields};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -117,6 +117,14 @@ fn count_of<S: serde::Serializer>(keys: &[[u8; 32]], s: S) -> Result<S::Ok, S::E
     s.serialize_u64(keys.len() as u64)
 }
 
+fn fields_as_written<S: serde::Serializer>(fields: &[String], s: S) -> Result<S::Ok, S::Error> {
+    if fields == ["all"] {
+        s.serialize_str("all")
+    } else {
+        fields.serialize(s)
+    }
+}
+
 fn as_mib<S: serde::Serializer>(bytes: &u64, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(bytes / (1024 * 1024))
 }
@@ -137,9 +145,11 @@ pub struct Config {
     #[serde(rename = "buffer_mb", serialize_with = "as_mib")]
     pub buffer_bytes: u64,
     pub tlog: bool,
+    /// `fields` as written: `["all"]` or message names (shown as "all" or the list).
+    #[serde(serialize_with = "fields_as_written")]
     pub fields: Vec<String>,
     #[serde(skip)]
-    pub field_ids: Vec<u32>,
+    pub fields_for: FieldSelection,
     #[serde(rename = "link")]
     pub links: Vec<LinkConfig>,
     pub signing: SigningSettings,
@@ -205,16 +215,18 @@ impl Config {
                 format!("at most {} links", crate::link::MAX_LINKS),
             ));
         }
-        let mut field_ids = Vec::new();
-        for name in &raw.fields {
-            let id = dialect::id_of(name).ok_or_else(|| {
-                invalid(
+        let fields = match raw.fields {
+            RawFields::One(one) if one == "all" => vec![one],
+            RawFields::One(other) => {
+                return Err(invalid(
                     "fields",
-                    format!("`{name}` is not a message of the ardupilotmega dialect"),
-                )
-            })?;
-            field_ids.push(id);
-        }
+                    format!("`{other}`: give \"all\" or a list of message names"),
+                ))
+            }
+            RawFields::Names(names) => names,
+        };
+        let fields_for =
+            FieldSelection::parse(&fields).map_err(|e| invalid("fields", e.to_string()))?;
         if raw.links.is_empty() {
             return Err(invalid("link", "at least one [[link]] is needed".into()));
         }
@@ -368,8 +380,8 @@ impl Config {
             rotate_size_bytes: raw.rotate_size_mb * 1024 * 1024,
             buffer_bytes: raw.buffer_mb * 1024 * 1024,
             tlog: raw.tlog,
-            fields: raw.fields,
-            field_ids,
+            fields,
+            fields_for,
             links,
             signing: SigningSettings {
                 keys: signing_keys,
@@ -490,7 +502,7 @@ url = "http://127.0.0.1:9000/alerts"
         .unwrap();
         assert_eq!(c.links.len(), 2);
         assert_eq!(c.gap.vehicles[&22], "UGV-02");
-        assert_eq!(c.field_ids, vec![0, 2, 253]);
+        assert_eq!(c.fields_for, FieldSelection::Only(vec![0, 2, 253]));
         assert!(matches!(
             c.links[1].kind,
             LinkTransport::Serial { baud: 57600, .. }
@@ -514,6 +526,13 @@ url = "http://127.0.0.1:9000/alerts"
             .unwrap_err()
             .to_string();
         assert!(err.contains("`fields`") && err.contains("NOPE"), "{err}");
+        let err = parse("fields = \"some\"\n[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`fields`") && err.contains("some"), "{err}");
+        let all = parse("fields = \"all\"\n[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n").unwrap();
+        assert_eq!(all.fields_for, FieldSelection::All);
+        assert_eq!(all.effective()["fields"], "all");
         let err =
             parse("[gap]\nvehicles = { x = \"a\" }\n[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n")
                 .unwrap_err()

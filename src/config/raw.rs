@@ -18,10 +18,20 @@ fn default_rotate_mb() -> u64 {
 fn default_buffer_mb() -> u64 {
     256
 }
-fn default_fields() -> Vec<String> {
-    ["HEARTBEAT", "SYSTEM_TIME", "STATUSTEXT"]
-        .map(String::from)
-        .to_vec()
+fn default_fields() -> RawFields {
+    RawFields::Names(
+        ["HEARTBEAT", "SYSTEM_TIME", "STATUSTEXT"]
+            .map(String::from)
+            .to_vec(),
+    )
+}
+
+/// `fields = "all"` or `fields = ["HEARTBEAT", ...]`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(super) enum RawFields {
+    One(String),
+    Names(Vec<String>),
 }
 fn default_true() -> bool {
     true
@@ -54,7 +64,7 @@ pub(super) struct RawConfig {
     #[serde(default)]
     pub(super) tlog: bool,
     #[serde(default = "default_fields")]
-    pub(super) fields: Vec<String>,
+    pub(super) fields: RawFields,
     #[serde(default, rename = "link")]
     pub(super) links: Vec<RawLink>,
     #[serde(default)]

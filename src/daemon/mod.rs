@@ -43,7 +43,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let (batch_tx, batch_rx) = mpsc::channel(BATCH_QUEUE);
     let recorder_settings = RecorderSettings {
-        fields_for: config.field_ids.clone(),
+        fields_for: config.fields_for.clone(),
         signing_keys: config.signing.keys.clone(),
         reject_bad_signatures: config.signing.reject_bad,
         capture_tlog: config.tlog,

@@ -3,7 +3,7 @@
 //! common).
 
 use mavlink::dialects::ardupilotmega::MavMessage;
-use mavlink::{MavlinkVersion, Message};
+use mavlink::Message;
 use std::sync::OnceLock;
 
 /// What the scanner needs to know about one message id.
@@ -17,20 +17,6 @@ pub struct MessageInfo {
     pub max_len: u8,
 }
 
-/// The full encoded length of a message, extensions included. The crate writes every field
-/// into the buffer for MAVLink 2 before it cuts trailing zeros from the length it returns, so
-/// the written span is found by serialising into two buffers filled differently beforehand:
-/// they agree exactly where the message was written.
-fn max_payload_len(id: u32) -> u8 {
-    let Some(message) = MavMessage::default_message_from_id(id) else {
-        return 255;
-    };
-    let (mut a, mut b) = ([0xAAu8; 255], [0x55u8; 255]);
-    message.ser(MavlinkVersion::V2, &mut a);
-    message.ser(MavlinkVersion::V2, &mut b);
-    a.iter().zip(&b).take_while(|(x, y)| x == y).count() as u8
-}
-
 fn table() -> &'static [MessageInfo] {
     static TABLE: OnceLock<Vec<MessageInfo>> = OnceLock::new();
     TABLE.get_or_init(|| {
@@ -40,7 +26,8 @@ fn table() -> &'static [MessageInfo] {
                 id,
                 name,
                 crc_extra: MavMessage::extra_crc(id),
-                max_len: max_payload_len(id),
+                // From the table generated out of the dialect's XML (extensions included).
+                max_len: super::table::lookup(id).map_or(255, |m| m.len),
             })
             .collect();
         infos.sort_by_key(|m| m.id);
@@ -65,6 +52,22 @@ pub fn id_of(name: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The longest payload the table gives agrees with what the `mavlink` crate writes: it
+    /// writes every field into the buffer for MAVLink 2 before it cuts trailing zeros from the
+    /// length it returns, so the written span shows where two differently filled buffers agree.
+    #[test]
+    fn the_longest_payloads_agree_with_the_crate_for_every_message() {
+        use mavlink::MavlinkVersion;
+        for &(name, id) in MavMessage::all_messages() {
+            let message = MavMessage::default_message_from_id(id).unwrap();
+            let (mut a, mut b) = ([0xAAu8; 255], [0x55u8; 255]);
+            message.ser(MavlinkVersion::V2, &mut a);
+            message.ser(MavlinkVersion::V2, &mut b);
+            let written = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+            assert_eq!(lookup(id).unwrap().max_len as usize, written, "{name}");
+        }
+    }
 
     #[test]
     fn knows_common_and_ardupilot_messages() {

@@ -1,14 +1,23 @@
-//! Payload fields read from the raw frame.
+//! Payload fields read from the raw frame, for every message of the dialect, driven by the
+//! generated field table ([`super::table`]): one shape for every message, true to the wire.
 //!
-//! HEARTBEAT, SYSTEM_TIME and STATUSTEXT are decoded here byte by byte, so a value newer than
-//! our dialect (an enum the crate does not know) still gives a receipt with its fields; the gap
-//! and latency monitors read them from here too. Any other message named in the config is
-//! decoded through the `mavlink` crate's dialect.
+//! - Field names and order as the message definition gives them (XML order, not wire order).
+//! - Integers as integers, enums and bitmasks included, so a value newer than our dialect still
+//!   decodes.
+//! - `char[N]` as a string cut at the first NUL, one character per byte: ASCII as itself, a byte
+//!   above 0x7F as the character of the same value (U+0080..U+00FF), so `text.encode("latin-1")`
+//!   in Python gives the bytes back (some messages carry binary data in `char[]`, e.g.
+//!   PARAM_EXT_VALUE); any other array as a JSON array.
+//! - Floats as the shortest text that reads back to the same `f32` (or `f64`); NaN and the
+//!   infinities, which JSON has no number for, as the strings `"NaN"`, `"Infinity"`,
+//!   `"-Infinity"` (pymavlink's spelling; `float()` in Python reads them back).
+//! - A MAVLink 2 payload cut of its trailing zeros is read as zero-extended to the full length,
+//!   so extension fields are always present (zero when the frame did not carry them).
+//!
+//! Also the typed readers the monitors use ([`heartbeat`], [`system_time`]) and the selection
+//! of messages whose fields a receipt carries ([`FieldSelection`]).
 
-use super::Version;
-use mavlink::dialects::ardupilotmega::MavMessage;
-use mavlink::{MavlinkVersion, Message};
-use std::io::Write;
+use super::table::{self, FieldDef, FieldType};
 
 pub const HEARTBEAT: u32 = 0;
 pub const SYSTEM_TIME: u32 = 2;
@@ -58,75 +67,191 @@ pub fn system_time(payload: &[u8]) -> SystemTime {
     }
 }
 
-/// Writes the payload's fields as one JSON object. Returns false (and writes nothing) when the
-/// crate's dialect cannot decode it.
-pub fn write_json(out: &mut Vec<u8>, version: Version, msgid: u32, payload: &[u8]) -> bool {
-    match msgid {
-        HEARTBEAT => {
-            let h = heartbeat(payload);
-            let _ = write!(
-                out,
-                r#"{{"custom_mode":{},"type":{},"autopilot":{},"base_mode":{},"system_status":{},"mavlink_version":{}}}"#,
-                h.custom_mode,
-                h.mav_type,
-                h.autopilot,
-                h.base_mode,
-                h.system_status,
-                h.mavlink_version
-            );
-            true
-        }
-        SYSTEM_TIME => {
-            let t = system_time(payload);
-            let _ = write!(
-                out,
-                r#"{{"time_unix_usec":{},"time_boot_ms":{}}}"#,
-                t.time_unix_usec, t.time_boot_ms
-            );
-            true
-        }
-        STATUSTEXT => {
-            let p: [u8; 54] = extended(payload);
-            let text_bytes = &p[1..51];
-            let end = text_bytes.iter().position(|&b| b == 0).unwrap_or(50);
-            let text = String::from_utf8_lossy(&text_bytes[..end]);
-            let _ = write!(out, r#"{{"severity":{},"text":"#, p[0]);
-            let _ = serde_json::to_writer(&mut *out, &text);
-            let _ = write!(
-                out,
-                r#","id":{},"chunk_seq":{}}}"#,
-                u16::from_le_bytes([p[51], p[52]]),
-                p[53]
-            );
-            true
-        }
-        _ => write_dialect_json(out, version, msgid, payload),
+/// Which messages a receipt carries `fields` for: `fields = "all"`, or a list of names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldSelection {
+    All,
+    Only(Vec<u32>),
+}
+
+impl Default for FieldSelection {
+    fn default() -> Self {
+        FieldSelection::Only(Vec::new())
     }
 }
 
-fn write_dialect_json(out: &mut Vec<u8>, version: Version, msgid: u32, payload: &[u8]) -> bool {
-    let version = match version {
-        Version::V1 => MavlinkVersion::V1,
-        Version::V2 => MavlinkVersion::V2,
-    };
-    let Ok(message) = MavMessage::parse(version, msgid, payload) else {
-        return false;
-    };
-    // The crate tags each message with `"type": NAME` and renames MAVLink fields called `type`
-    // to `mavtype`; the receipt already names the message, so give the field its MAVLink name.
-    let Ok(serde_json::Value::Object(mut map)) = serde_json::to_value(&message) else {
-        return false;
-    };
-    map.remove("type");
-    if let Some(v) = map.remove("mavtype") {
-        map.insert("type".to_string(), v);
+/// A `fields` setting that names no selection.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SelectionError {
+    #[error("`{0}` is not a message of the ardupilotmega dialect")]
+    UnknownMessage(String),
+    #[error("`all` stands alone: it cannot be combined with message names")]
+    AllWithNames,
+}
+
+impl FieldSelection {
+    /// `["all"]` is every message; otherwise each name must be a message of the dialect.
+    pub fn parse<S: AsRef<str>>(names: &[S]) -> Result<Self, SelectionError> {
+        if names.iter().any(|n| n.as_ref() == "all") {
+            return if names.len() == 1 {
+                Ok(FieldSelection::All)
+            } else {
+                Err(SelectionError::AllWithNames)
+            };
+        }
+        names
+            .iter()
+            .map(|n| {
+                super::dialect::id_of(n.as_ref())
+                    .ok_or_else(|| SelectionError::UnknownMessage(n.as_ref().to_string()))
+            })
+            .collect::<Result<Vec<u32>, _>>()
+            .map(FieldSelection::Only)
     }
-    serde_json::to_writer(out, &map).is_ok()
+
+    pub fn includes(&self, msgid: u32) -> bool {
+        match self {
+            FieldSelection::All => true,
+            FieldSelection::Only(ids) => ids.contains(&msgid),
+        }
+    }
+}
+
+/// Writes the payload's fields as one JSON object. Returns false (and writes nothing) when the
+/// dialect does not define `msgid`.
+pub fn write_json(out: &mut Vec<u8>, msgid: u32, payload: &[u8]) -> bool {
+    let Some(message) = table::lookup(msgid) else {
+        return false;
+    };
+    if payload.len() >= message.len as usize {
+        write_fields(out, message.fields, payload);
+    } else {
+        // Cut of its trailing zeros (MAVLink 2), or a MAVLink 1 payload without extensions.
+        let mut extended = [0u8; 256];
+        extended[..payload.len()].copy_from_slice(payload);
+        write_fields(out, message.fields, &extended);
+    }
+    true
+}
+
+/// The object of `fields` read from `full`, at least as long as the message's payload.
+fn write_fields(out: &mut Vec<u8>, fields: &[FieldDef], full: &[u8]) {
+    out.push(b'{');
+    for (i, field) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(field.key.as_bytes());
+        write_field(out, field, &full[field.offset as usize..]);
+    }
+    out.push(b'}');
+}
+
+/// A u8 as decimal digits, without a formatter.
+#[inline(always)]
+fn put_u8(out: &mut Vec<u8>, v: u8) {
+    if v >= 100 {
+        out.push(b'0' + v / 100);
+    }
+    if v >= 10 {
+        out.push(b'0' + v / 10 % 10);
+    }
+    out.push(b'0' + v % 10);
+}
+
+fn write_field(out: &mut Vec<u8>, field: &FieldDef, at: &[u8]) {
+    if field.ty == FieldType::Char {
+        let len = (field.count as usize).max(1);
+        let text = &at[..len];
+        let end = text.iter().position(|&b| b == 0).unwrap_or(len);
+        write_string(out, &text[..end]);
+    } else if field.count == 0 {
+        write_scalar(out, field.ty, at);
+    } else {
+        out.push(b'[');
+        let size = field.ty.size();
+        for k in 0..field.count as usize {
+            if k > 0 {
+                out.push(b',');
+            }
+            write_scalar(out, field.ty, &at[k * size..]);
+        }
+        out.push(b']');
+    }
+}
+
+fn write_scalar(out: &mut Vec<u8>, ty: FieldType, at: &[u8]) {
+    let mut ints = itoa::Buffer::new();
+    let text = match ty {
+        FieldType::U8 | FieldType::Char => return put_u8(out, at[0]),
+        FieldType::I8 => ints.format(at[0] as i8),
+        FieldType::U16 => ints.format(u16::from_le_bytes([at[0], at[1]])),
+        FieldType::I16 => ints.format(i16::from_le_bytes([at[0], at[1]])),
+        FieldType::U32 => ints.format(u32::from_le_bytes(le(at))),
+        FieldType::I32 => ints.format(i32::from_le_bytes(le(at))),
+        FieldType::U64 => ints.format(u64::from_le_bytes(le(at))),
+        FieldType::I64 => ints.format(i64::from_le_bytes(le(at))),
+        FieldType::F32 => {
+            let x = f32::from_le_bytes(le(at));
+            if x.is_finite() {
+                out.extend_from_slice(zmij::Buffer::new().format_finite(x).as_bytes());
+            } else {
+                write_non_finite(out, x.is_nan(), x.is_sign_negative());
+            }
+            return;
+        }
+        FieldType::F64 => {
+            let x = f64::from_le_bytes(le(at));
+            if x.is_finite() {
+                out.extend_from_slice(zmij::Buffer::new().format_finite(x).as_bytes());
+            } else {
+                write_non_finite(out, x.is_nan(), x.is_sign_negative());
+            }
+            return;
+        }
+    };
+    out.extend_from_slice(text.as_bytes());
+}
+
+fn le<const N: usize>(at: &[u8]) -> [u8; N] {
+    at[..N].try_into().expect("field inside the payload")
+}
+
+fn write_non_finite(out: &mut Vec<u8>, nan: bool, negative: bool) {
+    out.extend_from_slice(match (nan, negative) {
+        (true, _) => b"\"NaN\"",
+        (false, false) => b"\"Infinity\"",
+        (false, true) => b"\"-Infinity\"",
+    });
+}
+
+/// A JSON string of `bytes`, one character per byte (the character of the same value, so a
+/// byte above 0x7F is U+0080..U+00FF and nothing is lost): copied as they are when plain ASCII
+/// with nothing to escape (the usual case), else through serde_json's escaping.
+fn write_string(out: &mut Vec<u8>, bytes: &[u8]) {
+    if bytes
+        .iter()
+        .all(|&b| (0x20..0x7F).contains(&b) && b != b'"' && b != b'\\')
+    {
+        out.push(b'"');
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+    } else {
+        let text: String = bytes.iter().map(|&b| char::from(b)).collect();
+        serde_json::to_writer(&mut *out, &text).expect("writing to a Vec cannot fail");
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{json, Value};
+
+    fn decode(msgid: u32, payload: &[u8]) -> Value {
+        let mut out = Vec::new();
+        assert!(write_json(&mut out, msgid, payload));
+        serde_json::from_slice(&out).expect("valid JSON")
+    }
 
     #[test]
     fn zero_extends_truncated_payloads() {
@@ -136,46 +261,170 @@ mod tests {
         assert_eq!(t.time_boot_ms, 0);
         let h = heartbeat(&[5, 0, 0, 0, 2]);
         assert_eq!((h.custom_mode, h.mav_type, h.autopilot), (5, 2, 0));
+        assert_eq!(
+            decode(SYSTEM_TIME, &1_700_000_000_000_000u64.to_le_bytes()),
+            json!({"time_unix_usec": 1_700_000_000_000_000u64, "time_boot_ms": 0})
+        );
+        // Longer than our definition (a newer dialect's extensions): the known fields only.
+        let mut longer = build_system_time(7, 9).to_vec();
+        longer.extend_from_slice(&[1, 2, 3]);
+        assert_eq!(
+            decode(SYSTEM_TIME, &longer),
+            json!({"time_unix_usec": 7, "time_boot_ms": 9})
+        );
+    }
+
+    fn build_system_time(time_unix_usec: u64, time_boot_ms: u32) -> [u8; 12] {
+        let mut p = [0u8; 12];
+        p[..8].copy_from_slice(&time_unix_usec.to_le_bytes());
+        p[8..].copy_from_slice(&time_boot_ms.to_le_bytes());
+        p
     }
 
     #[test]
-    fn heartbeat_with_an_enum_newer_than_the_dialect_still_decodes() {
+    fn typed_readers_agree_with_the_table() {
+        let hb = table::lookup(HEARTBEAT).unwrap();
+        let offset = |name: &str| hb.fields.iter().find(|f| f.name == name).unwrap().offset;
+        assert_eq!(
+            [offset("custom_mode"), offset("type"), offset("autopilot")],
+            [0, 4, 5]
+        );
+        assert_eq!(
+            [
+                offset("base_mode"),
+                offset("system_status"),
+                offset("mavlink_version")
+            ],
+            [6, 7, 8]
+        );
+        let st = table::lookup(SYSTEM_TIME).unwrap();
+        assert_eq!(st.fields[0].name, "time_unix_usec");
+        assert_eq!((st.fields[0].offset, st.fields[1].offset), (0, 8));
+    }
+
+    #[test]
+    fn heartbeat_in_definition_order_with_enums_newer_than_the_dialect() {
         let mut out = Vec::new();
         assert!(write_json(
             &mut out,
-            Version::V2,
-            0,
-            &[0, 0, 0, 0, 250, 250, 0, 3, 3]
+            HEARTBEAT,
+            &[7, 0, 0, 0, 250, 250, 0, 3, 3]
         ));
-        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
-        assert_eq!(v["type"], 250);
-        assert_eq!(v["autopilot"], 250);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"type":250,"autopilot":250,"base_mode":0,"custom_mode":7,"system_status":3,"mavlink_version":3}"#
+        );
     }
 
     #[test]
-    fn statustext_text_stops_at_nul_and_is_escaped() {
+    fn statustext_text_stops_at_nul_and_is_escaped_and_extensions_are_present() {
         let mut payload = vec![4u8];
-        payload.extend_from_slice(b"PreArm: \"GPS\" bad");
-        let mut out = Vec::new();
-        write_json(&mut out, Version::V2, STATUSTEXT, &payload);
-        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
-        assert_eq!(v["severity"], 4);
-        assert_eq!(v["text"], "PreArm: \"GPS\" bad");
-        assert_eq!(v["id"], 0);
+        payload.extend_from_slice(b"PreArm: \"GPS\" bad\0junk");
+        let v = decode(STATUSTEXT, &payload);
+        assert_eq!(
+            v,
+            json!({"severity": 4, "text": "PreArm: \"GPS\" bad", "id": 0, "chunk_seq": 0})
+        );
+        let mut full = [0u8; 54];
+        full[0] = 2;
+        full[1..51].fill(b'x');
+        full[51..53].copy_from_slice(&513u16.to_le_bytes());
+        full[53] = 9;
+        let v = decode(STATUSTEXT, &full);
+        assert_eq!(v["text"].as_str().unwrap().len(), 50);
+        assert_eq!(
+            (v["id"].as_u64(), v["chunk_seq"].as_u64()),
+            (Some(513), Some(9))
+        );
     }
 
     #[test]
-    fn other_messages_decode_through_the_dialect() {
+    fn char_bytes_above_ascii_keep_their_value() {
+        // PARAM_EXT_VALUE (322) carries binary values in param_value: char[128] after two u16
+        // and param_id: char[16].
+        let mut payload = vec![0u8; 20];
+        payload.extend_from_slice(&[0xE2, 0x82, 0x11, b'"', 0xFF]);
+        let v = decode(322, &payload);
+        let text = v["param_value"].as_str().unwrap();
+        let bytes: Vec<u8> = text.chars().map(|c| c as u32 as u8).collect();
+        assert!(text.chars().all(|c| (c as u32) < 256));
+        assert_eq!(bytes, [0xE2, 0x82, 0x11, b'"', 0xFF]);
+    }
+
+    #[test]
+    fn floats_are_shortest_round_trip_and_non_finite_is_a_string() {
         // ATTITUDE (30): time_boot_ms then six floats.
         let mut payload = 1234u32.to_le_bytes().to_vec();
-        for x in [0.5f32, -0.25, 1.0, 0.0, 0.0, 0.0] {
+        let values = [-0.000_698_194_3f32, 0.1, 1.0, f32::NAN, f32::INFINITY, 3e38];
+        for x in values {
             payload.extend_from_slice(&x.to_le_bytes());
         }
         let mut out = Vec::new();
-        assert!(write_json(&mut out, Version::V2, 30, &payload));
-        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
-        assert_eq!(v["time_boot_ms"], 1234);
-        assert_eq!(v["roll"], 0.5);
-        assert!(v.get("type").is_none());
+        assert!(write_json(&mut out, 30, &payload));
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains(r#""roll":-0.0006981943,"#), "{text}");
+        assert!(text.contains(r#""pitch":0.1,"yaw":1.0,"#), "{text}");
+        assert!(
+            text.contains(r#""rollspeed":"NaN","pitchspeed":"Infinity","yawspeed":3e+38"#),
+            "{text}"
+        );
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["roll"].as_f64().unwrap() as f32, values[0]);
+        assert_eq!(v["yawspeed"].as_f64().unwrap() as f32, 3e38);
+    }
+
+    #[test]
+    fn arrays_are_arrays_and_signed_integers_keep_their_sign() {
+        // SERVO_OUTPUT_RAW is scalars; RC_CHANNELS_OVERRIDE too; use GPS_INJECT_DATA (123):
+        // target_system, target_component, len, data: uint8_t[110].
+        let mut payload = vec![1u8, 2, 3];
+        payload.extend_from_slice(&[9, 8, 7]);
+        let v = decode(123, &payload);
+        let data = v["data"].as_array().unwrap();
+        assert_eq!(data.len(), 110);
+        assert_eq!((data[0].as_u64(), data[2].as_u64()), (Some(9), Some(7)));
+        assert_eq!(data[109], 0);
+        // SCALED_PRESSURE (29): time_boot_ms, press_abs, press_diff, temperature: int16.
+        let mut payload = vec![0u8; 12];
+        payload.extend_from_slice(&(-1234i16).to_le_bytes());
+        assert_eq!(decode(29, &payload)["temperature"], -1234);
+    }
+
+    #[test]
+    fn every_message_gives_valid_json_with_every_field_even_from_random_bytes() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for message in table::messages() {
+            let mut payload = vec![0u8; message.len as usize];
+            for b in payload.iter_mut() {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                *b = seed as u8;
+            }
+            let v = decode(message.id, &payload);
+            let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+            let names: Vec<&str> = message.fields.iter().map(|f| f.name).collect();
+            assert_eq!(keys, names, "{}", message.name);
+        }
+        assert!(!write_json(&mut Vec::new(), 3, &[]));
+    }
+
+    #[test]
+    fn selection_parses_all_and_names() {
+        assert_eq!(FieldSelection::parse(&["all"]), Ok(FieldSelection::All));
+        assert_eq!(
+            FieldSelection::parse(&["HEARTBEAT", "STATUSTEXT"]),
+            Ok(FieldSelection::Only(vec![0, 253]))
+        );
+        assert_eq!(
+            FieldSelection::parse(&["all", "HEARTBEAT"]),
+            Err(SelectionError::AllWithNames)
+        );
+        assert_eq!(
+            FieldSelection::parse(&["NOPE"]),
+            Err(SelectionError::UnknownMessage("NOPE".into()))
+        );
+        assert!(FieldSelection::All.includes(42000));
+        assert!(!FieldSelection::default().includes(0));
     }
 }

@@ -8,5 +8,6 @@ pub mod fields;
 pub mod scanner;
 pub mod sequence;
 pub mod signing;
+pub mod table;
 
 pub use scanner::{DatagramScanner, Frame, Reject, RejectReason, ScanItem, StreamScanner, Version};
