@@ -10,23 +10,29 @@
 //!   (topic_stall), `gps` (the time anchor), `profile` (expected topics, failsafe parameters) and
 //!   `display` (number formats);
 //! - the shell: `ingest` (validate, quarantine, reject; file I/O), `inspect` (one record shown),
-//!   `summary` (`ulog info`), `cmd` (the verbs).
+//!   `summary` (`ulog info`), `cmd` (the verbs);
+//! - after the ingest: `export` with `table` (Parquet/CSV tables), `html` with `series` (the
+//!   report with plots).
 
 pub mod cmd;
 pub mod collect;
 pub mod decoder;
 pub mod display;
 pub mod error;
+pub mod export;
 pub mod format;
 pub mod gps;
+pub mod html;
 pub mod ingest;
 pub mod inspect;
 pub mod periods;
 pub mod profile;
 pub mod reader;
+pub mod series;
 pub mod record;
 pub mod report;
 pub mod summary;
+pub mod table;
 pub mod value;
 pub mod writer;
 
