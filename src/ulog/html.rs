@@ -31,8 +31,9 @@ pub fn default_specs() -> Vec<SeriesSpec> {
     };
     vec![
         s("Altitude (m)", "global position alt", "vehicle_global_position", Field("alt", 1.0)),
-        s("Altitude (m)", "GPS altitude MSL", "sensor_gps", Field("altitude_msl_m", 1.0)),
-        s("Altitude (m)", "GPS alt", "vehicle_gps_position", Field("alt", 1e-3)),
+        s("Altitude (m)", "GPS altitude", "sensor_gps", Field("altitude_msl_m", 1.0)),
+        s("Altitude (m)", "GPS altitude", "vehicle_gps_position", Field("altitude_msl_m", 1.0)),
+        s("Altitude (m)", "GPS altitude", "vehicle_gps_position", Field("alt", 1e-3)),
         s("Altitude (m)", "barometer", "vehicle_air_data", Field("baro_alt_meter", 1.0)),
         s("Altitude (m)", "local position -z", "vehicle_local_position", Field("z", -1.0)),
         s("Track", "north x (m)", "vehicle_local_position", Field("x", 1.0)),
@@ -295,9 +296,10 @@ fn time_plot(
         let x = axis.x(m.t);
         let _ = write!(
             out,
-            r#"<line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{y2}" stroke="{c}" stroke-width="1.5" stroke-dasharray="4 3"><title>{t}</title></line>"#,
+            r#"<line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{y2}" stroke="{c}" stroke-width="1.5" stroke-dasharray="4 3" opacity="{o}"><title>{t}</title></line>"#,
             y2 = TOP + PLOT_H,
             c = m.kind.color(),
+            o = if m.kind == MarkerKind::Finding { 0.45 } else { 0.9 },
             t = esc(&format!("{:.3} s: {} (message {})", m.t as f64 / 1e6, m.text, m.message))
         );
     }
@@ -477,6 +479,13 @@ figure{{margin:6px 0}} .status{{display:inline-block;padding:3px 10px;border-rad
             t1 = t1.max(b);
         }
     }
+    // Samples stamped before logging started are stale values written at the start: the axis
+    // begins where logging began.
+    if let Some(h) = &report.header {
+        if h.start_timestamp < t1 {
+            t0 = t0.max(h.start_timestamp);
+        }
+    }
     if t0 == u64::MAX {
         t0 = 0;
     }
@@ -594,12 +603,15 @@ figure{{margin:6px 0}} .status{{display:inline-block;padding:3px 10px;border-rad
         }
     }
     for panel in panels {
-        let lines: Vec<(&str, &Series)> = specs
-            .iter()
-            .zip(series)
-            .filter(|(s, data)| s.panel == panel && !data.points.is_empty())
-            .map(|(s, data)| (s.label, data))
-            .collect();
+        // Lines of the same label are alternatives (older and newer field names): the first
+        // the log has is drawn.
+        let mut lines: Vec<(&str, &Series)> = Vec::new();
+        for (s, data) in specs.iter().zip(series) {
+            if s.panel == panel && !data.points.is_empty() && !lines.iter().any(|l| l.0 == s.label)
+            {
+                lines.push((s.label, data));
+            }
+        }
         if panel == "Track" {
             if let [(_, north), (_, east)] = lines[..] {
                 track_plot(&mut out, north, east);

@@ -281,3 +281,42 @@ pub fn pty_at(link: &std::path::Path) -> std::os::fd::OwnedFd {
     std::fs::rename(&tmp, link).unwrap();
     pair.master
 }
+
+/// One named corpus log, or `None` (the test skips, saying so) when it is missing; with
+/// `FOXBORNE_REQUIRE_CORPUS=1` a missing file fails the test.
+pub fn corpus_log(name: &str) -> Option<PathBuf> {
+    let path = corpus_dir()?.join("ulog").join(name);
+    if path.is_file() {
+        return Some(path);
+    }
+    if std::env::var("FOXBORNE_REQUIRE_CORPUS").as_deref() == Ok("1") {
+        panic!(
+            "corpus log {} missing and FOXBORNE_REQUIRE_CORPUS=1",
+            path.display()
+        );
+    }
+    eprintln!("SKIP: corpus log {} missing", path.display());
+    None
+}
+
+/// The interpreter for the Python cross-checks: `$FOXBORNE_PYTHON`, else `<crate>/.venv/bin/python`.
+/// `None` (the test skips, saying so) when neither exists, unless `FOXBORNE_REQUIRE_PYTHON=1`.
+pub fn python() -> Option<PathBuf> {
+    let path = std::env::var_os("FOXBORNE_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"));
+    if path.exists() {
+        return Some(path);
+    }
+    if std::env::var("FOXBORNE_REQUIRE_PYTHON").as_deref() == Ok("1") {
+        panic!(
+            "no Python at {} and FOXBORNE_REQUIRE_PYTHON=1 (set FOXBORNE_PYTHON or create .venv with pyulog, pyarrow, pandas, numpy)",
+            path.display()
+        );
+    }
+    eprintln!(
+        "SKIP: no Python at {} (set FOXBORNE_PYTHON or create .venv)",
+        path.display()
+    );
+    None
+}
