@@ -206,6 +206,8 @@ fn tick_step(span: f64, target: f64) -> f64 {
 }
 
 fn fmt_tick(v: f64, step: f64) -> String {
+    // Snap to the step so a tick near zero reads 0, not -0 or 1e-17.
+    let v = (v / step).round() * step + 0.0;
     if step >= 1.0 {
         format!("{v:.0}")
     } else {
