@@ -381,12 +381,12 @@ fn track_plot(out: &mut String, north: &Series, east: &Series) {
     }
     let span = (x1 - x0).max(y1 - y0).max(1.0) * 1.1;
     let (cx, cy) = ((x0 + x1) / 2.0, (y0 + y1) / 2.0);
-    let size = 420.0;
+    let size = 300.0;
     let px = |x: f64| 40.0 + (x - cx + span / 2.0) / span * size;
     let py = |y: f64| 30.0 + size - (y - cy + span / 2.0) / span * size;
     let _ = write!(
         out,
-        r##"<figure><svg xmlns="http://www.w3.org/2000/svg" width="500" height="480" viewBox="0 0 500 480" role="img" aria-label="Track"><text x="40" y="18" font-size="14" font-weight="bold" fill="#222">Local position track (north up, {s:.0} m across)</text><rect x="40" y="30" width="{size}" height="{size}" fill="#fbfbfd" stroke="#ccc"/>"##,
+        r##"<figure><svg xmlns="http://www.w3.org/2000/svg" width="460" height="350" viewBox="0 0 460 350" role="img" aria-label="Track"><text x="40" y="18" font-size="14" font-weight="bold" fill="#222">Local position track, north up ({s:.0} m across)</text><rect x="40" y="30" width="{size}" height="{size}" fill="#fbfbfd" stroke="#ccc"/>"##,
         s = span
     );
     let mut d = String::new();
@@ -450,7 +450,7 @@ table{{border-collapse:collapse;font-size:13px}} td,th{{border:1px solid #ddd;pa
 th{{background:#f4f4f6}} code{{font-size:12px;background:#f4f4f6;padding:1px 4px}}
 figure{{margin:6px 0}} .status{{display:inline-block;padding:3px 10px;border-radius:4px;font-weight:bold;color:#fff}}
 .complete{{background:#27ae60}} .quarantined{{background:#e67e22}} .rejected{{background:#c0392b}}
-.legend span{{display:inline-block;margin-right:16px;font-size:12px}} .note{{color:#555;font-size:13px}}
+.legend span{{display:inline-block;margin-right:16px;font-size:12px}} .top{{display:flex;gap:28px;align-items:flex-start}} .note{{color:#555;font-size:13px}}
 </style></head><body>
 "#,
         n = esc(&name)
@@ -502,7 +502,7 @@ figure{{margin:6px 0}} .status{{display:inline-block;padding:3px 10px;border-rad
         Status::Quarantined => "quarantined",
         Status::Rejected => "rejected",
     };
-    out.push_str("<h2>Summary</h2><table>\n");
+    out.push_str("<h2>Summary</h2><div class=\"top\"><table>\n");
     let row = |out: &mut String, k: &str, v: &str| {
         let _ = writeln!(out, "<tr><th>{}</th><td>{v}</td></tr>", esc(k));
     };
@@ -569,6 +569,17 @@ figure{{margin:6px 0}} .status{{display:inline-block;padding:3px 10px;border-rad
         )),
     );
     out.push_str("</table>\n");
+    // The track sits beside the summary.
+    let track: Vec<&Series> = specs
+        .iter()
+        .zip(series)
+        .filter(|(s, data)| s.panel == "Track" && !data.points.is_empty())
+        .map(|(_, data)| data)
+        .collect();
+    if let [north, east] = track[..] {
+        track_plot(&mut out, north, east);
+    }
+    out.push_str("</div>\n");
     if report.status != Status::Complete {
         out.push_str("<p class=\"note\">This log is not complete: the plots below show what could be read before the problem, and none of it is to be taken as a complete record.</p>\n");
     }
@@ -615,9 +626,6 @@ figure{{margin:6px 0}} .status{{display:inline-block;padding:3px 10px;border-rad
             }
         }
         if panel == "Track" {
-            if let [(_, north), (_, east)] = lines[..] {
-                track_plot(&mut out, north, east);
-            }
             continue;
         }
         if lines.is_empty() {
