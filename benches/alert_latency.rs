@@ -35,6 +35,7 @@ fn main() {
     let mut sent = 0u64;
     while started.elapsed() < total {
         let t = started.elapsed();
+        #[allow(clippy::needless_range_loop)] // `v` is the vehicle number, not only an index
         for v in 0..vehicles {
             let stop_at = Duration::from_secs(8)
                 + Duration::from_millis(6000 * v as u64 / quiet.max(1) as u64);

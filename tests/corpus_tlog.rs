@@ -117,8 +117,11 @@ fn tlogs_match_pymavlink_counts() {
     }
 }
 
+/// Frames (sysid, compid, msgid, seq) and rejects by reason.
+type Scanned = (Vec<(u8, u8, u32, u8)>, BTreeMap<RejectReason, u64>);
+
 /// Scans a raw byte stream fed in chunks of `chunk` bytes; returns frames and rejects by reason.
-fn scan_raw(bytes: &[u8], chunk: usize) -> (Vec<(u8, u8, u32, u8)>, BTreeMap<RejectReason, u64>) {
+fn scan_raw(bytes: &[u8], chunk: usize) -> Scanned {
     let keys = SigningKeys::default();
     let mut scanner = StreamScanner::new();
     let mut frames = Vec::new();
