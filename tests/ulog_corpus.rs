@@ -261,7 +261,13 @@ const GPS_ANCHORS: [(&str, &str, u64, i64, i64); 6] = [
         0,
     ),
     // SITL whose boot clock already is UTC: the offset is exactly zero.
-    ("pyulog_sample_px4_events.ulg", "vehicle_gps_position", 583, 0, 0),
+    (
+        "pyulog_sample_px4_events.ulg",
+        "vehicle_gps_position",
+        583,
+        0,
+        0,
+    ),
     (
         "roboto_test.ulg",
         "vehicle_gps_position",

@@ -6,6 +6,7 @@
 
 mod common;
 
+use foxborne_receiver::ulog::display::grouped;
 use foxborne_receiver::ulog::ingest::ingest_reader;
 use foxborne_receiver::ulog::report::{Report, Status};
 use foxborne_receiver::ulog::writer::UlogWriter;
@@ -28,7 +29,13 @@ fn messages(bytes: &[u8]) -> Vec<(u64, usize, usize, u8, Option<u16>)> {
             continue;
         }
         let msg_id = (r.msg_type == b'D').then(|| u16::from_le_bytes([r.bytes[3], r.bytes[4]]));
-        out.push((r.message, r.offset as usize, r.size as usize, r.msg_type, msg_id));
+        out.push((
+            r.message,
+            r.offset as usize,
+            r.size as usize,
+            r.msg_type,
+            msg_id,
+        ));
     }
     out
 }
@@ -82,7 +89,10 @@ fn a_log_without_data_is_quarantined_not_complete() {
     assert_eq!(r.status, Status::Quarantined, "{:?}", r.reason);
     let reason = r.reason.unwrap();
     assert!(reason.contains("after its definitions at"), "{reason}");
-    assert!(r.truncation.is_none(), "a cut on a boundary is no truncation");
+    assert!(
+        r.truncation.is_none(),
+        "a cut on a boundary is no truncation"
+    );
 
     // Definitions and subscriptions, but not one sample.
     let first_d = msgs.iter().find(|m| m.3 == b'D').unwrap().1;
@@ -101,7 +111,12 @@ fn a_log_without_data_is_quarantined_not_complete() {
         .arg(&dir)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A corpus log with one data message pointed at a msg_id nobody subscribed, then cut inside a
@@ -131,7 +146,9 @@ fn a_malformed_and_truncated_log_keeps_its_malformed_messages() {
         (r.malformed[0].message, r.malformed[0].offset),
         (message, offset as u64)
     );
-    assert!(r.malformed[0].detail.contains("no subscription for msg_id 65534"));
+    assert!(r.malformed[0]
+        .detail
+        .contains("no subscription for msg_id 65534"));
     let reason = r.reason.unwrap();
     assert!(reason.contains(POWER), "a clean cut: {reason}");
     assert!(
@@ -169,17 +186,6 @@ fn ulog_record_shows_the_malformed_message_a_report_cites() {
         assert!(text.contains("MALFORMED"), "{args:?}: {text}");
         assert!(text.contains("no subscription for msg_id 65534"), "{text}");
         assert!(text.contains("msg_id       65534"), "{text}");
-        let grouped = |n: u64| {
-            let s = n.to_string();
-            let mut out = String::new();
-            for (i, c) in s.chars().enumerate() {
-                if i > 0 && (s.len() - i) % 3 == 0 {
-                    out.push(',');
-                }
-                out.push(c);
-            }
-            out
-        };
         assert!(
             text.contains(&format!("offset       byte {}", grouped(offset as u64))),
             "{text}"
@@ -204,14 +210,20 @@ fn garbage_is_called_garbage_and_only_a_clean_cut_a_power_loss() {
             let r = ingest(&damaged);
             assert_ne!(r.status, Status::Complete, "seed {seed}");
             let reason = r.reason.unwrap_or_default();
-            assert!(!reason.contains(POWER), "seed {seed} prefix {prefix}: {reason}");
+            assert!(
+                !reason.contains(POWER),
+                "seed {seed} prefix {prefix}: {reason}"
+            );
             if reason.contains("That is garbage in the file") {
                 garbage_seen += 1;
                 assert_eq!(r.truncation.as_ref().unwrap().inside, "garbage");
             }
         }
     }
-    assert!(garbage_seen >= 60, "garbage named in {garbage_seen} of 80 cases");
+    assert!(
+        garbage_seen >= 60,
+        "garbage named in {garbage_seen} of 80 cases"
+    );
 
     // A cut inside the last message is what a power loss leaves: said so.
     let last = msgs.last().unwrap();
@@ -222,7 +234,10 @@ fn garbage_is_called_garbage_and_only_a_clean_cut_a_power_loss() {
     zeros.extend(std::iter::repeat_n(0u8, 4096));
     let r = ingest(&zeros);
     let reason = r.reason.unwrap();
-    assert!(reason.contains("a run of zero bytes") && reason.contains(POWER), "{reason}");
+    assert!(
+        reason.contains("a run of zero bytes") && reason.contains(POWER),
+        "{reason}"
+    );
 }
 
 #[test]
@@ -252,7 +267,9 @@ fn a_data_message_with_a_damaged_type_byte_is_a_finding() {
     let count = |r: &Report| {
         r.topics
             .iter()
-            .find(|t| Some(t.topic.as_str()) == Some(topic.as_str()) && Some(t.multi_id) == f.multi_id)
+            .find(|t| {
+                Some(t.topic.as_str()) == Some(topic.as_str()) && Some(t.multi_id) == f.multi_id
+            })
             .unwrap()
             .samples
     };
@@ -289,7 +306,8 @@ fn three_topics(extra: impl Fn(&mut UlogWriter<Vec<u8>>, u64)) -> Vec<u8> {
     w.format("a:uint64_t timestamp;float v;").unwrap();
     for (i, name) in ["a", "b", "c"].iter().enumerate() {
         if i > 0 {
-            w.format(&format!("{name}:uint64_t timestamp;float v;")).unwrap();
+            w.format(&format!("{name}:uint64_t timestamp;float v;"))
+                .unwrap();
         }
         w.subscribe(0, i as u16, name).unwrap();
     }

@@ -27,7 +27,9 @@ fn report(log: &Path, out: &Path) -> std::process::Output {
 }
 
 /// Everything that would make a browser fetch something.
-const FETCHES: [&str; 7] = ["<script", "<link", "<img", "<iframe", "src=", "url(", "@import"];
+const FETCHES: [&str; 7] = [
+    "<script", "<link", "<img", "<iframe", "src=", "url(", "@import",
+];
 
 #[test]
 fn report_runs_on_every_corpus_log_and_fetches_nothing() {
@@ -95,7 +97,10 @@ fn report_shows_status_anchor_plots_markers_and_evidence_commands() {
     assert!(html.contains("aria-label=\"Track\""), "position track");
     // The outlier finding, with the command that shows its sample.
     assert!(html.contains("timestamp_outlier"));
-    assert!(html.contains("foxborne-receiver ulog record"), "evidence command");
+    assert!(
+        html.contains("foxborne-receiver ulog record"),
+        "evidence command"
+    );
 
     // The dropout of pyulog_sample.ulg is a marker.
     let out = dir.join("r.html");
@@ -178,7 +183,11 @@ fn decode_png(png: &[u8]) -> (usize, usize, Vec<[u8; 3]>) {
                 3 => ((u16::from(a) + u16::from(b)) / 2) as u8,
                 4 => {
                     let p = i16::from(a) + i16::from(b) - i16::from(c);
-                    let (pa, pb, pc) = ((p - i16::from(a)).abs(), (p - i16::from(b)).abs(), (p - i16::from(c)).abs());
+                    let (pa, pb, pc) = (
+                        (p - i16::from(a)).abs(),
+                        (p - i16::from(b)).abs(),
+                        (p - i16::from(c)).abs(),
+                    );
                     if pa <= pb && pa <= pc {
                         a
                     } else if pb <= pc {
@@ -239,7 +248,10 @@ fn report_renders_in_headless_chromium() {
     let white = |p: &[u8; 3]| p.iter().all(|c| *c >= 245);
     let inked = pixels.iter().filter(|p| !white(p)).count();
     let share = inked as f64 / pixels.len() as f64;
-    assert!(share > 0.03, "the page looks blank: {share:.4} of pixels not white");
+    assert!(
+        share > 0.03,
+        "the page looks blank: {share:.4} of pixels not white"
+    );
     // Plot lines in colour, not just black text: the palette's blue is there.
     let blue = pixels
         .iter()

@@ -46,6 +46,9 @@ pub struct ExportArgs {
     /// Table format
     #[arg(long, value_enum, default_value = "parquet")]
     pub format: super::table::FileFormat,
+    /// Parquet page compression: none (fastest) or snappy (about half the size)
+    #[arg(long, value_enum, default_value = "none")]
+    pub compression: super::table::Codec,
     /// Folder for the tables: each log's go to `<out>/<log name>/`
     #[arg(long)]
     pub out: PathBuf,
@@ -111,14 +114,15 @@ pub fn run(cmd: UlogCommand) -> anyhow::Result<i32> {
 fn run_export(args: ExportArgs) -> anyhow::Result<i32> {
     let mut exit = 0;
     for file in &args.files {
-        let summary = match super::export::export_file(file, &args.out, args.format) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("error: {}: {e}", file.display());
-                exit = combine(exit, 1);
-                continue;
-            }
-        };
+        let summary =
+            match super::export::export_file(file, &args.out, args.format, args.compression) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("error: {}: {e}", file.display());
+                    exit = combine(exit, 1);
+                    continue;
+                }
+            };
         if let Some(why) = &summary.rejected {
             eprintln!("{}: rejected, nothing exported: {why}", file.display());
             exit = combine(exit, 4);

@@ -457,8 +457,10 @@ impl Collector {
         let count_note = |list: &mut Vec<Finding>, count: u64| {
             if count > list.len() as u64 {
                 if let Some(last) = list.last_mut() {
-                    last.title
-                        .push_str(&format!(" ({count} in all; the first {} are listed)", LISTED));
+                    last.title.push_str(&format!(
+                        " ({count} in all; the first {} are listed)",
+                        LISTED
+                    ));
                 }
             }
         };

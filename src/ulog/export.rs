@@ -6,22 +6,23 @@
 //! padding included, trailing padding left out as it is not written) and typed as the format
 //! declares ([`super::table`]); a `char[n]` array is one text column named without `[i]`.
 //!
-//! Memory: each topic instance buffers at most [`ROW_GROUP_BYTES`] before writing a row group,
-//! and all of them together at most [`BUFFER_BUDGET`] (past it the largest is written out).
+//! Memory: each topic instance buffers at most [`ROW_GROUP_BYTES`] of raw rows before writing a
+//! row group, and all of them together at most [`BUFFER_BUDGET`] (past it the largest is written
+//! out).
 
 use super::error::ReadError;
 use super::format::{BasicType, FlatField, FormatRegistry};
 use super::reader::StreamReader;
 use super::record::{level_name, Record};
-use super::table::{Cell, Column, FileFormat, Kind, TableError, TableWriter};
+use super::table::{Cell, Codec, Column, FileFormat, Kind, TableError, TableWriter};
 use super::value::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// A topic instance writes a row group once this many bytes of values are buffered.
-pub const ROW_GROUP_BYTES: usize = 4 << 20;
+pub const ROW_GROUP_BYTES: usize = 2 << 20;
 /// All topic instances together buffer at most this much.
-pub const BUFFER_BUDGET: usize = 24 << 20;
+pub const BUFFER_BUDGET: usize = 16 << 20;
 
 /// Why an export stopped.
 #[derive(Debug, thiserror::Error)]
@@ -40,9 +41,15 @@ pub enum ExportError {
 /// How one column is read from a sample's payload.
 #[derive(Debug, Clone, Copy)]
 enum Source {
-    Basic { ty: BasicType, offset: usize },
+    Basic {
+        ty: BasicType,
+        offset: usize,
+    },
     /// A `char[len]` array at `offset`.
-    Text { offset: usize, len: usize },
+    Text {
+        offset: usize,
+        len: usize,
+    },
 }
 
 /// The columns of a format: names and where their values are.
@@ -101,57 +108,120 @@ fn le<const N: usize>(p: &[u8], at: usize) -> [u8; N] {
     a
 }
 
-/// One topic instance being exported.
+/// One topic instance being exported. Samples are kept as the raw rows they arrived as (one
+/// copy per sample) and turned into columns a row group at a time, one tight loop per column.
 struct TopicTable {
     format_name: String,
     sources: Vec<Source>,
     table: TableWriter,
+    /// Bytes of a row: the format's written size (the columns lie within it).
+    row_size: usize,
+    rows: Vec<u8>,
     /// Samples whose subscription used another format than the first (not written).
     mismatched: u64,
+}
+
+/// Values of one column from raw rows: `read` gets each row from `offset` on.
+fn column<T>(
+    rows: &[u8],
+    row_size: usize,
+    offset: usize,
+    out: &mut Vec<T>,
+    read: impl Fn(&[u8]) -> T,
+) {
+    out.extend(rows.chunks_exact(row_size).map(|r| read(&r[offset..])));
 }
 
 impl TopicTable {
     /// Appends one sample (its payload is at least the written size, checked by the decoder).
     #[inline]
     fn push(&mut self, payload: &[u8]) {
+        self.rows.extend_from_slice(&payload[..self.row_size]);
+    }
+
+    fn buffered_bytes(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Turns the buffered rows into columns and writes them as one row group.
+    fn flush(&mut self) -> Result<(), TableError> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let (rows, size) = (&self.rows[..], self.row_size.max(1));
+        let n = if self.row_size == 0 {
+            0
+        } else {
+            rows.len() / size
+        };
         for (i, source) in self.sources.iter().enumerate() {
             match *source {
                 Source::Basic { ty, offset: o } => match ty {
                     BasicType::Float => {
-                        let v = f32::from_le_bytes(le(payload, o));
-                        self.table.f32s(i).expect("float column").push(v);
+                        column(rows, size, o, self.table.f32s(i).expect("float"), |b| {
+                            f32::from_le_bytes(le(b, 0))
+                        })
                     }
                     BasicType::Double => {
-                        let v = f64::from_le_bytes(le(payload, o));
-                        self.table.f64s(i).expect("double column").push(v);
+                        column(rows, size, o, self.table.f64s(i).expect("double"), |b| {
+                            f64::from_le_bytes(le(b, 0))
+                        })
                     }
                     BasicType::UInt64 | BasicType::Int64 => {
-                        let v = i64::from_le_bytes(le(payload, o));
-                        self.table.i64s(i).expect("int64 column").push(v);
+                        column(rows, size, o, self.table.i64s(i).expect("int64"), |b| {
+                            i64::from_le_bytes(le(b, 0))
+                        })
                     }
                     BasicType::Bool => {
-                        self.table.bools(i).expect("bool column").push(payload[o] != 0);
+                        column(rows, size, o, self.table.bools(i).expect("bool"), |b| {
+                            b[0] != 0
+                        })
                     }
-                    _ => {
-                        let v = match ty {
-                            BasicType::Int8 => i32::from(payload[o] as i8),
-                            BasicType::UInt8 => i32::from(payload[o]),
-                            BasicType::Int16 => i32::from(i16::from_le_bytes(le(payload, o))),
-                            BasicType::UInt16 => i32::from(u16::from_le_bytes(le(payload, o))),
-                            _ => i32::from_le_bytes(le(payload, o)),
-                        };
-                        self.table.i32s(i).expect("int32 column").push(v);
+                    BasicType::Int8 => {
+                        column(rows, size, o, self.table.i32s(i).expect("int"), |b| {
+                            i32::from(b[0] as i8)
+                        })
                     }
+                    BasicType::UInt8 => {
+                        column(rows, size, o, self.table.i32s(i).expect("int"), |b| {
+                            i32::from(b[0])
+                        })
+                    }
+                    BasicType::Int16 => {
+                        column(rows, size, o, self.table.i32s(i).expect("int"), |b| {
+                            i32::from(i16::from_le_bytes(le(b, 0)))
+                        })
+                    }
+                    BasicType::UInt16 => {
+                        column(rows, size, o, self.table.i32s(i).expect("int"), |b| {
+                            i32::from(u16::from_le_bytes(le(b, 0)))
+                        })
+                    }
+                    BasicType::Int32 | BasicType::UInt32 => {
+                        column(rows, size, o, self.table.i32s(i).expect("int"), |b| {
+                            i32::from_le_bytes(le(b, 0))
+                        })
+                    }
+                    BasicType::Char => unreachable!("char columns are text"),
                 },
                 Source::Text { offset, len } => {
-                    let raw = &payload[offset..offset + len];
-                    let end = raw.iter().position(|b| *b == 0).unwrap_or(len);
-                    let text = super::value::text_lossy(&raw[..end]);
-                    self.table.push(i, Cell::Text(text.as_bytes()));
+                    for r in rows.chunks_exact(size) {
+                        let raw = &r[offset..offset + len];
+                        let end = raw.iter().position(|b| *b == 0).unwrap_or(len);
+                        let text = super::value::text_lossy(&raw[..end]);
+                        self.table.push(i, Cell::Text(text.as_bytes()));
+                    }
                 }
             }
         }
-        self.table.end_row();
+        self.table.add_rows(n);
+        self.rows.clear();
+        self.table.flush()
+    }
+
+    fn finish(mut self) -> Result<u64, TableError> {
+        self.flush()?;
+        self.table.finish()
     }
 }
 
@@ -197,6 +267,7 @@ pub fn export_file(
     path: &Path,
     out: &Path,
     format: FileFormat,
+    codec: Codec,
 ) -> Result<ExportSummary, ExportError> {
     let file = std::fs::File::open(path).map_err(|source| ExportError::Io {
         path: path.to_path_buf(),
@@ -205,7 +276,7 @@ pub fn export_file(
     let stem = path
         .file_stem()
         .map_or_else(|| "log".into(), |s| s.to_string_lossy().into_owned());
-    export_reader(file, &out.join(stem), format)
+    export_reader(file, &out.join(stem), format, codec)
 }
 
 /// Exports the log read from `input` into `dir` (created if missing).
@@ -213,6 +284,7 @@ pub fn export_reader<R: std::io::Read>(
     input: R,
     dir: &Path,
     format: FileFormat,
+    codec: Codec,
 ) -> Result<ExportSummary, ExportError> {
     std::fs::create_dir_all(dir).map_err(|source| ExportError::Io {
         path: dir.to_path_buf(),
@@ -269,12 +341,11 @@ pub fn export_reader<R: std::io::Read>(
                     t.mismatched += 1;
                     continue;
                 }
-                let before = t.table.buffered_bytes();
                 t.push(sample.payload);
-                let after = t.table.buffered_bytes();
-                buffered_total += after - before;
+                buffered_total += t.row_size;
+                let after = t.buffered_bytes();
                 if after >= ROW_GROUP_BYTES {
-                    t.table.flush()?;
+                    t.flush()?;
                     buffered_total -= after;
                 }
                 if buffered_total > BUFFER_BUDGET {
@@ -289,7 +360,7 @@ pub fn export_reader<R: std::io::Read>(
                 let index = match by_key.get(&key) {
                     Some(i) => *i,
                     None => {
-                        let table = open_topic(dir, format, &key, formats, subscription)?;
+                        let table = open_topic(dir, format, codec, &key, formats, subscription)?;
                         names.push(format!("{}_{}.{}", key.0, key.1, format.extension()));
                         tables.push(table);
                         by_key.insert(key, tables.len() - 1);
@@ -359,8 +430,13 @@ pub fn export_reader<R: std::io::Read>(
                         last.2.push_str(&value)
                     }
                     _ => {
-                        side.info
-                            .push((kv.key.to_string(), kv.type_name.to_string(), value, true, *n));
+                        side.info.push((
+                            kv.key.to_string(),
+                            kv.type_name.to_string(),
+                            value,
+                            true,
+                            *n,
+                        ));
                         *n += 1;
                     }
                 }
@@ -376,11 +452,11 @@ pub fn export_reader<R: std::io::Read>(
         }
     }
     for (table, name) in tables.into_iter().zip(names) {
-        let rows = table.table.finish()?;
+        let rows = table.finish()?;
         summary.topics.push((name, rows));
     }
     if summary.rejected.is_none() {
-        summary.side_tables = write_side_tables(dir, format, &side)?;
+        summary.side_tables = write_side_tables(dir, format, codec, &side)?;
     }
     Ok(summary)
 }
@@ -388,6 +464,7 @@ pub fn export_reader<R: std::io::Read>(
 fn open_topic(
     dir: &Path,
     format: FileFormat,
+    codec: Codec,
     key: &(String, u8),
     formats: &FormatRegistry,
     subscription: &super::record::Subscription,
@@ -401,24 +478,27 @@ fn open_topic(
     Ok(TopicTable {
         format_name: subscription.layout.format_name.clone(),
         sources,
-        table: TableWriter::create(&path, format, columns)?,
+        table: TableWriter::create(&path, format, codec, columns)?,
+        row_size: subscription.layout.written_size,
+        rows: Vec::new(),
         mismatched: 0,
     })
 }
 
 /// Writes out the topic table with the most buffered bytes; returns how many.
 fn flush_largest(tables: &mut [TopicTable]) -> Result<usize, ExportError> {
-    let Some(t) = tables.iter_mut().max_by_key(|t| t.table.buffered_bytes()) else {
+    let Some(t) = tables.iter_mut().max_by_key(|t| t.buffered_bytes()) else {
         return Ok(0);
     };
-    let n = t.table.buffered_bytes();
-    t.table.flush()?;
+    let n = t.buffered_bytes();
+    t.flush()?;
     Ok(n)
 }
 
 fn write_side_tables(
     dir: &Path,
     format: FileFormat,
+    codec: Codec,
     side: &Side,
 ) -> Result<Vec<String>, ExportError> {
     let ext = format.extension();
@@ -428,6 +508,7 @@ fn write_side_tables(
     let mut t = TableWriter::create(
         &dir.join(&name),
         format,
+        codec,
         vec![
             Column::new("kind", Kind::Text),
             Column::new("timestamp", Kind::UInt64),
@@ -455,6 +536,7 @@ fn write_side_tables(
     let mut t = TableWriter::create(
         &dir.join(&name),
         format,
+        codec,
         vec![
             Column::new("timestamp", Kind::UInt64),
             Column::new("level", Kind::UInt8),
@@ -482,6 +564,7 @@ fn write_side_tables(
     let mut t = TableWriter::create(
         &dir.join(&name),
         format,
+        codec,
         vec![
             Column::new("key", Kind::Text),
             Column::new("type", Kind::Text),
@@ -505,6 +588,7 @@ fn write_side_tables(
     let mut t = TableWriter::create(
         &dir.join(&name),
         format,
+        codec,
         vec![
             Column::new("timestamp", Kind::UInt64),
             Column::new("duration_ms", Kind::UInt16),
@@ -534,8 +618,10 @@ mod tests {
         let mut reg = FormatRegistry::default();
         reg.insert(parse_format("inner:float[2] v;uint8_t[3] _padding0;").unwrap());
         reg.insert(
-            parse_format("t:uint64_t timestamp;char[4] name;inner[2] i;bool ok;uint8_t[7] _padding0;")
-                .unwrap(),
+            parse_format(
+                "t:uint64_t timestamp;char[4] name;inner[2] i;bool ok;uint8_t[7] _padding0;",
+            )
+            .unwrap(),
         );
         let fields = reg.flatten("t").unwrap();
         let (columns, _) = topic_columns(&fields);

@@ -30,38 +30,178 @@ pub fn default_specs() -> Vec<SeriesSpec> {
         extract,
     };
     vec![
-        s("Altitude (m)", "global position alt", "vehicle_global_position", Field("alt", 1.0)),
-        s("Altitude (m)", "GPS altitude", "sensor_gps", Field("altitude_msl_m", 1.0)),
-        s("Altitude (m)", "GPS altitude", "vehicle_gps_position", Field("altitude_msl_m", 1.0)),
-        s("Altitude (m)", "GPS altitude", "vehicle_gps_position", Field("alt", 1e-3)),
-        s("Altitude (m)", "barometer", "vehicle_air_data", Field("baro_alt_meter", 1.0)),
-        s("Altitude (m)", "local position -z", "vehicle_local_position", Field("z", -1.0)),
-        s("Track", "north x (m)", "vehicle_local_position", Field("x", 1.0)),
-        s("Track", "east y (m)", "vehicle_local_position", Field("y", 1.0)),
+        s(
+            "Altitude (m)",
+            "global position alt",
+            "vehicle_global_position",
+            Field("alt", 1.0),
+        ),
+        s(
+            "Altitude (m)",
+            "GPS altitude",
+            "sensor_gps",
+            Field("altitude_msl_m", 1.0),
+        ),
+        s(
+            "Altitude (m)",
+            "GPS altitude",
+            "vehicle_gps_position",
+            Field("altitude_msl_m", 1.0),
+        ),
+        s(
+            "Altitude (m)",
+            "GPS altitude",
+            "vehicle_gps_position",
+            Field("alt", 1e-3),
+        ),
+        s(
+            "Altitude (m)",
+            "barometer",
+            "vehicle_air_data",
+            Field("baro_alt_meter", 1.0),
+        ),
+        s(
+            "Altitude (m)",
+            "local position -z",
+            "vehicle_local_position",
+            Field("z", -1.0),
+        ),
+        s(
+            "Track",
+            "north x (m)",
+            "vehicle_local_position",
+            Field("x", 1.0),
+        ),
+        s(
+            "Track",
+            "east y (m)",
+            "vehicle_local_position",
+            Field("y", 1.0),
+        ),
         s("Roll (deg)", "estimate", "vehicle_attitude", Euler("q", 0)),
-        s("Roll (deg)", "setpoint", "vehicle_attitude_setpoint", Euler("q_d", 0)),
-        s("Roll (deg)", "setpoint", "vehicle_attitude_setpoint", Field("roll_body", 57.29577951308232)),
+        s(
+            "Roll (deg)",
+            "setpoint",
+            "vehicle_attitude_setpoint",
+            Euler("q_d", 0),
+        ),
+        s(
+            "Roll (deg)",
+            "setpoint",
+            "vehicle_attitude_setpoint",
+            Field("roll_body", 57.29577951308232),
+        ),
         s("Pitch (deg)", "estimate", "vehicle_attitude", Euler("q", 1)),
-        s("Pitch (deg)", "setpoint", "vehicle_attitude_setpoint", Euler("q_d", 1)),
-        s("Pitch (deg)", "setpoint", "vehicle_attitude_setpoint", Field("pitch_body", 57.29577951308232)),
+        s(
+            "Pitch (deg)",
+            "setpoint",
+            "vehicle_attitude_setpoint",
+            Euler("q_d", 1),
+        ),
+        s(
+            "Pitch (deg)",
+            "setpoint",
+            "vehicle_attitude_setpoint",
+            Field("pitch_body", 57.29577951308232),
+        ),
         s("Yaw (deg)", "estimate", "vehicle_attitude", Euler("q", 2)),
-        s("Yaw (deg)", "setpoint", "vehicle_attitude_setpoint", Euler("q_d", 2)),
-        s("Yaw (deg)", "setpoint", "vehicle_attitude_setpoint", Field("yaw_body", 57.29577951308232)),
-        s("Battery voltage (V)", "voltage", "battery_status", Field("voltage_v", 1.0)),
-        s("Battery voltage (V)", "voltage filtered", "battery_status", Field("voltage_filtered_v", 1.0)),
-        s("Battery current (A)", "current", "battery_status", Field("current_a", 1.0)),
-        s("Battery current (A)", "current filtered", "battery_status", Field("current_filtered_a", 1.0)),
-        s("GPS fix and satellites", "fix type", "sensor_gps", Field("fix_type", 1.0)),
-        s("GPS fix and satellites", "satellites used", "sensor_gps", Field("satellites_used", 1.0)),
-        s("GPS fix and satellites", "fix type", "vehicle_gps_position", Field("fix_type", 1.0)),
-        s("GPS fix and satellites", "satellites used", "vehicle_gps_position", Field("satellites_used", 1.0)),
+        s(
+            "Yaw (deg)",
+            "setpoint",
+            "vehicle_attitude_setpoint",
+            Euler("q_d", 2),
+        ),
+        s(
+            "Yaw (deg)",
+            "setpoint",
+            "vehicle_attitude_setpoint",
+            Field("yaw_body", 57.29577951308232),
+        ),
+        s(
+            "Battery voltage (V)",
+            "voltage",
+            "battery_status",
+            Field("voltage_v", 1.0),
+        ),
+        s(
+            "Battery voltage (V)",
+            "voltage filtered",
+            "battery_status",
+            Field("voltage_filtered_v", 1.0),
+        ),
+        s(
+            "Battery current (A)",
+            "current",
+            "battery_status",
+            Field("current_a", 1.0),
+        ),
+        s(
+            "Battery current (A)",
+            "current filtered",
+            "battery_status",
+            Field("current_filtered_a", 1.0),
+        ),
+        s(
+            "GPS fix and satellites",
+            "fix type",
+            "sensor_gps",
+            Field("fix_type", 1.0),
+        ),
+        s(
+            "GPS fix and satellites",
+            "satellites used",
+            "sensor_gps",
+            Field("satellites_used", 1.0),
+        ),
+        s(
+            "GPS fix and satellites",
+            "fix type",
+            "vehicle_gps_position",
+            Field("fix_type", 1.0),
+        ),
+        s(
+            "GPS fix and satellites",
+            "satellites used",
+            "vehicle_gps_position",
+            Field("satellites_used", 1.0),
+        ),
         s("CPU load (%)", "CPU load", "cpuload", Field("load", 100.0)),
-        s("CPU load (%)", "RAM usage", "cpuload", Field("ram_usage", 100.0)),
-        s("Vibration", "accel vibration (m/s²)", "vehicle_imu_status", Field("accel_vibration_metric", 1.0)),
-        s("Vibration", "gyro vibration (rad/s)", "vehicle_imu_status", Field("gyro_vibration_metric", 1.0)),
-        s("Vibration", "vibe[0]", "estimator_status", Field("vibe[0]", 1.0)),
-        s("Vibration", "vibe[1]", "estimator_status", Field("vibe[1]", 1.0)),
-        s("Vibration", "vibe[2]", "estimator_status", Field("vibe[2]", 1.0)),
+        s(
+            "CPU load (%)",
+            "RAM usage",
+            "cpuload",
+            Field("ram_usage", 100.0),
+        ),
+        s(
+            "Vibration",
+            "accel vibration (m/s²)",
+            "vehicle_imu_status",
+            Field("accel_vibration_metric", 1.0),
+        ),
+        s(
+            "Vibration",
+            "gyro vibration (rad/s)",
+            "vehicle_imu_status",
+            Field("gyro_vibration_metric", 1.0),
+        ),
+        s(
+            "Vibration",
+            "vibe[0]",
+            "estimator_status",
+            Field("vibe[0]", 1.0),
+        ),
+        s(
+            "Vibration",
+            "vibe[1]",
+            "estimator_status",
+            Field("vibe[1]", 1.0),
+        ),
+        s(
+            "Vibration",
+            "vibe[2]",
+            "estimator_status",
+            Field("vibe[2]", 1.0),
+        ),
     ]
 }
 
@@ -106,11 +246,19 @@ pub fn report_file(path: &Path, profile: Option<&Profile>) -> anyhow::Result<Htm
                 }
             }
             super::record::Record::Logged(l) => {
-                let level = if l.level >= b'0' { l.level - b'0' } else { l.level };
+                let level = if l.level >= b'0' {
+                    l.level - b'0'
+                } else {
+                    l.level
+                };
                 if level <= 4 {
                     markers.push(Marker {
                         t: l.timestamp,
-                        kind: if level <= 3 { MarkerKind::Error } else { MarkerKind::Warning },
+                        kind: if level <= 3 {
+                            MarkerKind::Error
+                        } else {
+                            MarkerKind::Warning
+                        },
                         text: format!("{}: {}", super::record::level_name(l.level), l.text()),
                         message: located.message,
                     });
@@ -161,7 +309,9 @@ pub struct Marker {
     pub message: u64,
 }
 
-const PALETTE: [&str; 6] = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf"];
+const PALETTE: [&str; 6] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf",
+];
 const WIDTH: f64 = 1300.0;
 const PLOT_H: f64 = 190.0;
 const LEFT: f64 = 70.0;
@@ -301,8 +451,17 @@ fn time_plot(
             r#"<line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{y2}" stroke="{c}" stroke-width="1.5" stroke-dasharray="4 3" opacity="{o}"><title>{t}</title></line>"#,
             y2 = TOP + PLOT_H,
             c = m.kind.color(),
-            o = if m.kind == MarkerKind::Finding { 0.45 } else { 0.9 },
-            t = esc(&format!("{:.3} s: {} (message {})", m.t as f64 / 1e6, m.text, m.message))
+            o = if m.kind == MarkerKind::Finding {
+                0.45
+            } else {
+                0.9
+            },
+            t = esc(&format!(
+                "{:.3} s: {} (message {})",
+                m.t as f64 / 1e6,
+                m.text,
+                m.message
+            ))
         );
     }
     let mut legend_x = LEFT + 260.0;
@@ -455,7 +614,7 @@ figure{{margin:6px 0}} .status{{display:inline-block;padding:3px 10px;border-rad
 "#,
         n = esc(&name)
     );
-    let _ = write!(out, "<h1>Flight report: {}</h1>\n", esc(&name));
+    let _ = writeln!(out, "<h1>Flight report: {}</h1>", esc(&name));
 
     // Time axis: from the first to the last believable data timestamp.
     let mut t0 = u64::MAX;
@@ -519,7 +678,9 @@ figure{{margin:6px 0}} .status{{display:inline-block;padding:3px 10px;border-rad
     let vehicle = [
         info("sys_name"),
         info("ver_hw").map(|v| format!("hardware {v}")),
-        info("ver_sw_release").or(info("ver_sw")).map(|v| format!("software {v}")),
+        info("ver_sw_release")
+            .or(info("ver_sw"))
+            .map(|v| format!("software {v}")),
         info("sys_uuid").map(|v| format!("uuid {v}")),
     ]
     .into_iter()
@@ -529,7 +690,11 @@ figure{{margin:6px 0}} .status{{display:inline-block;padding:3px 10px;border-rad
     row(
         &mut out,
         "Vehicle",
-        &esc(if vehicle.is_empty() { "not in the log" } else { &vehicle }),
+        &esc(if vehicle.is_empty() {
+            "not in the log"
+        } else {
+            &vehicle
+        }),
     );
     let duration = (t1 - t0) as f64 / 1e6;
     row(
@@ -549,7 +714,11 @@ figure{{margin:6px 0}} .status{{display:inline-block;padding:3px 10px;border-rad
                 let utc = chrono::DateTime::from_timestamp_micros(off + t0 as i64)
                     .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
                     .unwrap_or_default();
-                format!("{utc} ({}, spread {:.0} ms)", a.title, a.spread_ms.unwrap_or(0.0))
+                format!(
+                    "{utc} ({}, spread {:.0} ms)",
+                    a.title,
+                    a.spread_ms.unwrap_or(0.0)
+                )
             }
             None => a.title.clone(),
         },
@@ -652,7 +821,9 @@ figure{{margin:6px 0}} .status{{display:inline-block;padding:3px 10px;border-rad
     if cited.is_empty() && report.truncation.is_none() {
         out.push_str("<p>No findings.</p>\n");
     } else {
-        out.push_str("<table><tr><th>kind</th><th>finding</th><th>time</th><th>evidence</th></tr>\n");
+        out.push_str(
+            "<table><tr><th>kind</th><th>finding</th><th>time</th><th>evidence</th></tr>\n",
+        );
         if let Some(t) = &report.truncation {
             let _ = writeln!(
                 out,
@@ -691,7 +862,11 @@ figure{{margin:6px 0}} .status{{display:inline-block;padding:3px 10px;border-rad
         .iter()
         .chain(&report.tagged_logged_messages)
         .filter(|m| {
-            let l = if m.level >= b'0' { m.level - b'0' } else { m.level };
+            let l = if m.level >= b'0' {
+                m.level - b'0'
+            } else {
+                m.level
+            };
             l <= 4
         })
         .collect();
@@ -731,7 +906,12 @@ mod tests {
     #[test]
     fn an_empty_report_renders_without_plots_or_fetches() {
         let report = Report::empty("x.ulg", Status::Quarantined, Some("why".into()));
-        let html = render(&report, &default_specs(), &vec![Series::default(); default_specs().len()], &[]);
+        let html = render(
+            &report,
+            &default_specs(),
+            &vec![Series::default(); default_specs().len()],
+            &[],
+        );
         assert!(html.contains("quarantined"));
         assert!(html.contains("not logged"));
         assert!(!html.contains("src=\"http"));

@@ -6,10 +6,10 @@
 //! This is the I/O shell around the pure reader: it opens files, copies, and reports progress.
 
 use super::collect::Collector;
+use super::decoder::Section;
 use super::display::human_size;
 use super::error::{CutInside, ReadError};
 use super::profile::Profile;
-use super::decoder::Section;
 use super::reader::StreamReader;
 use super::record::Record;
 use super::report::{
@@ -206,8 +206,7 @@ pub fn ingest_reader<R: std::io::Read>(
             MAGIC_VERIFIED.to_string(),
         ];
     }
-    let recent_bad = last_bad
-        .is_some_and(|(m, _)| m + RECENT_BAD >= decoder.message_count());
+    let recent_bad = last_bad.is_some_and(|(m, _)| m + RECENT_BAD >= decoder.message_count());
     match fatal {
         Some(ReadError::Encrypted { .. }) => {
             return Ok(rejected(report, ENCRYPTED_REASON.to_string()))
@@ -236,10 +235,20 @@ pub fn ingest_reader<R: std::io::Read>(
                 || inside == CutInside::BeforeAppendedData
                 || (!recent_bad && decoder.cut_message().is_none_or(|c| c.plausible));
             report.reason = Some(if clean_cut {
-                with_malformed(truncation_reason(inside, message_offset), &malformed, malformed_count)
+                with_malformed(
+                    truncation_reason(inside, message_offset),
+                    &malformed,
+                    malformed_count,
+                )
             } else {
-                let from = first_bad_in_run.unwrap_or(message_offset).min(message_offset);
-                let bad = if first_bad_in_run.is_some() { bad_count } else { 0 };
+                let from = first_bad_in_run
+                    .unwrap_or(message_offset)
+                    .min(message_offset);
+                let bad = if first_bad_in_run.is_some() {
+                    bad_count
+                } else {
+                    0
+                };
                 garbage_reason(from, end, bad)
             });
             report.messages = decoder.message_count();

@@ -194,7 +194,7 @@ impl<R: Read> StreamReader<R> {
                         &mut self.start,
                         n,
                         &mut self.done,
-                    ))
+                    ));
                 }
             }
         }
