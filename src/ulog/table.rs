@@ -217,7 +217,13 @@ impl TableWriter {
             path: path.to_path_buf(),
             source,
         };
-        let file = BufWriter::with_capacity(64 * 1024, File::create(path).map_err(io)?);
+        // Replace an existing file by unlinking it first: truncating a file that has data makes
+        // ext4 flush it on close (its replace-via-truncate safeguard), 10 times slower here.
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+            _ => {}
+        }
+        let file = BufWriter::with_capacity(16 * 1024, File::create(path).map_err(io)?);
         let sink = match format {
             FileFormat::Parquet => {
                 let mut fields = Vec::with_capacity(columns.len());
