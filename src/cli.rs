@@ -55,7 +55,7 @@ pub enum Verb {
         #[command(subcommand)]
         cmd: TlogCommand,
     },
-    /// PX4 flight logs: ingest, info, record.
+    /// PX4 flight logs: ingest, info, record, export, report.
     Ulog {
         #[command(subcommand)]
         cmd: crate::ulog::cmd::UlogCommand,

@@ -106,6 +106,13 @@ fn export_exit_codes_follow_the_log_status() {
     let att = std::fs::read_to_string(out.join("cut/vehicle_attitude_0.csv")).unwrap();
     assert!(att.lines().count() > 100);
 
+    // A log without a single sample is not complete either.
+    let header_only = dir.join("header_only.ulg");
+    std::fs::write(&header_only, &bytes[..16]).unwrap();
+    let run = export(std::slice::from_ref(&header_only), "parquet", &out);
+    assert_eq!(run.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("no data"));
+
     let run = export(std::slice::from_ref(&not_ulog), "csv", &out);
     assert_eq!(run.status.code(), Some(4));
     assert!(!out.join("not").join("parameters.csv").exists());

@@ -137,6 +137,13 @@ fn run_export(args: ExportArgs) -> anyhow::Result<i32> {
             summary.side_tables.join(", "),
             summary.dir.display()
         );
+        if rows == 0 && summary.stopped.is_none() && summary.first_malformed.is_none() {
+            eprintln!(
+                "{}: quarantined: the log has no data (not one logged sample); only empty tables were written",
+                file.display()
+            );
+            exit = combine(exit, 3);
+        }
         if let Some(why) = &summary.stopped {
             eprintln!(
                 "{}: quarantined: only the data before the problem was exported: {why}",
