@@ -299,23 +299,30 @@ pub fn corpus_log(name: &str) -> Option<PathBuf> {
     None
 }
 
-/// The interpreter for the Python cross-checks: `$FOXBORNE_PYTHON`, else `<crate>/.venv/bin/python`.
-/// `None` (the test skips, saying so) when neither exists, unless `FOXBORNE_REQUIRE_PYTHON=1`.
+/// The interpreter for the Python cross-checks: `$FOXBORNE_PYTHON`, else `<crate>/.venv/bin/python`,
+/// if it imports pyulog, pyarrow, pandas and numpy. `None` (the test skips, saying so) otherwise,
+/// unless `FOXBORNE_REQUIRE_PYTHON=1`, when the test fails.
 pub fn python() -> Option<PathBuf> {
     let path = std::env::var_os("FOXBORNE_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"));
-    if path.exists() {
+    let has_modules = || {
+        std::process::Command::new(&path)
+            .args(["-c", "import pyulog, pyarrow, pandas, numpy"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if path.exists() && has_modules() {
         return Some(path);
     }
     if std::env::var("FOXBORNE_REQUIRE_PYTHON").as_deref() == Ok("1") {
         panic!(
-            "no Python at {} and FOXBORNE_REQUIRE_PYTHON=1 (set FOXBORNE_PYTHON or create .venv with pyulog, pyarrow, pandas, numpy)",
+            "no Python with pyulog, pyarrow, pandas and numpy at {} and FOXBORNE_REQUIRE_PYTHON=1 (set FOXBORNE_PYTHON or pip install them into .venv)",
             path.display()
         );
     }
     eprintln!(
-        "SKIP: no Python at {} (set FOXBORNE_PYTHON or create .venv)",
+        "SKIP: no Python with pyulog, pyarrow, pandas and numpy at {} (set FOXBORNE_PYTHON or pip install them into .venv)",
         path.display()
     );
     None
