@@ -113,12 +113,43 @@ fn le<const N: usize>(p: &[u8], at: usize) -> [u8; N] {
 struct TopicTable {
     format_name: String,
     sources: Vec<Source>,
-    table: TableWriter,
+    table: Sink,
     /// Bytes of a row: the format's written size (the columns lie within it).
     row_size: usize,
     rows: Vec<u8>,
     /// Samples whose subscription used another format than the first (not written).
     mismatched: u64,
+}
+
+/// A topic's file: created when its first row group is written (most topics of a short log are
+/// written once, at the end, where the tables are finished in parallel).
+enum Sink {
+    Pending {
+        path: PathBuf,
+        format: FileFormat,
+        codec: Codec,
+        columns: Vec<Column>,
+    },
+    Open(TableWriter),
+}
+
+impl Sink {
+    fn open(&mut self) -> Result<&mut TableWriter, TableError> {
+        if let Sink::Pending {
+            path,
+            format,
+            codec,
+            columns,
+        } = self
+        {
+            let table = TableWriter::create(path, *format, *codec, std::mem::take(columns))?;
+            *self = Sink::Open(table);
+        }
+        match self {
+            Sink::Open(table) => Ok(table),
+            Sink::Pending { .. } => unreachable!("opened above"),
+        }
+    }
 }
 
 /// Values of one column from raw rows: `read` gets each row from `offset` on.
@@ -148,6 +179,7 @@ impl TopicTable {
         if self.rows.is_empty() {
             return Ok(());
         }
+        let table = self.table.open()?;
         let (rows, size) = (&self.rows[..], self.row_size.max(1));
         let n = if self.row_size == 0 {
             0
@@ -157,48 +189,36 @@ impl TopicTable {
         for (i, source) in self.sources.iter().enumerate() {
             match *source {
                 Source::Basic { ty, offset: o } => match ty {
-                    BasicType::Float => {
-                        column(rows, size, o, self.table.f32s(i).expect("float"), |b| {
-                            f32::from_le_bytes(le(b, 0))
-                        })
-                    }
+                    BasicType::Float => column(rows, size, o, table.f32s(i).expect("float"), |b| {
+                        f32::from_le_bytes(le(b, 0))
+                    }),
                     BasicType::Double => {
-                        column(rows, size, o, self.table.f64s(i).expect("double"), |b| {
+                        column(rows, size, o, table.f64s(i).expect("double"), |b| {
                             f64::from_le_bytes(le(b, 0))
                         })
                     }
                     BasicType::UInt64 | BasicType::Int64 => {
-                        column(rows, size, o, self.table.i64s(i).expect("int64"), |b| {
+                        column(rows, size, o, table.i64s(i).expect("int64"), |b| {
                             i64::from_le_bytes(le(b, 0))
                         })
                     }
                     BasicType::Bool => {
-                        column(rows, size, o, self.table.bools(i).expect("bool"), |b| {
-                            b[0] != 0
-                        })
+                        column(rows, size, o, table.bools(i).expect("bool"), |b| b[0] != 0)
                     }
-                    BasicType::Int8 => {
-                        column(rows, size, o, self.table.i32s(i).expect("int"), |b| {
-                            i32::from(b[0] as i8)
-                        })
-                    }
-                    BasicType::UInt8 => {
-                        column(rows, size, o, self.table.i32s(i).expect("int"), |b| {
-                            i32::from(b[0])
-                        })
-                    }
-                    BasicType::Int16 => {
-                        column(rows, size, o, self.table.i32s(i).expect("int"), |b| {
-                            i32::from(i16::from_le_bytes(le(b, 0)))
-                        })
-                    }
-                    BasicType::UInt16 => {
-                        column(rows, size, o, self.table.i32s(i).expect("int"), |b| {
-                            i32::from(u16::from_le_bytes(le(b, 0)))
-                        })
-                    }
+                    BasicType::Int8 => column(rows, size, o, table.i32s(i).expect("int"), |b| {
+                        i32::from(b[0] as i8)
+                    }),
+                    BasicType::UInt8 => column(rows, size, o, table.i32s(i).expect("int"), |b| {
+                        i32::from(b[0])
+                    }),
+                    BasicType::Int16 => column(rows, size, o, table.i32s(i).expect("int"), |b| {
+                        i32::from(i16::from_le_bytes(le(b, 0)))
+                    }),
+                    BasicType::UInt16 => column(rows, size, o, table.i32s(i).expect("int"), |b| {
+                        i32::from(u16::from_le_bytes(le(b, 0)))
+                    }),
                     BasicType::Int32 | BasicType::UInt32 => {
-                        column(rows, size, o, self.table.i32s(i).expect("int"), |b| {
+                        column(rows, size, o, table.i32s(i).expect("int"), |b| {
                             i32::from_le_bytes(le(b, 0))
                         })
                     }
@@ -209,19 +229,23 @@ impl TopicTable {
                         let raw = &r[offset..offset + len];
                         let end = raw.iter().position(|b| *b == 0).unwrap_or(len);
                         let text = super::value::text_lossy(&raw[..end]);
-                        self.table.push(i, Cell::Text(text.as_bytes()));
+                        table.push(i, Cell::Text(text.as_bytes()));
                     }
                 }
             }
         }
-        self.table.add_rows(n);
+        table.add_rows(n);
         self.rows.clear();
-        self.table.flush()
+        table.flush()
     }
 
     fn finish(mut self) -> Result<u64, TableError> {
         self.flush()?;
-        self.table.finish()
+        self.table.open()?;
+        match self.table {
+            Sink::Open(table) => table.finish(),
+            Sink::Pending { .. } => unreachable!("opened above"),
+        }
     }
 }
 
@@ -451,8 +475,7 @@ pub fn export_reader<R: std::io::Read>(
             | Record::Unknown { .. } => {}
         }
     }
-    for (table, name) in tables.into_iter().zip(names) {
-        let rows = table.finish()?;
+    for (rows, name) in finish_all(tables)?.into_iter().zip(names) {
         summary.topics.push((name, rows));
     }
     if summary.rejected.is_none() {
@@ -478,11 +501,39 @@ fn open_topic(
     Ok(TopicTable {
         format_name: subscription.layout.format_name.clone(),
         sources,
-        table: TableWriter::create(&path, format, codec, columns)?,
+        table: Sink::Pending {
+            path,
+            format,
+            codec,
+            columns,
+        },
         row_size: subscription.layout.written_size,
         rows: Vec::new(),
         mismatched: 0,
     })
+}
+
+/// Finishes every table (creating the files not created yet), on up to 4 threads: the tables
+/// are independent, and most of a short log's work is here. Returns each table's rows, in order.
+fn finish_all(tables: Vec<TopicTable>) -> Result<Vec<u64>, TableError> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4);
+    let per = tables.len().div_ceil(workers).max(1);
+    let mut slots: Vec<Option<TopicTable>> = tables.into_iter().map(Some).collect();
+    let mut rows: Vec<Result<u64, TableError>> = slots.iter().map(|_| Ok(0)).collect();
+    std::thread::scope(|scope| {
+        for (tables, rows) in slots.chunks_mut(per).zip(rows.chunks_mut(per)) {
+            scope.spawn(move || {
+                for (slot, out) in tables.iter_mut().zip(rows) {
+                    if let Some(table) = slot.take() {
+                        *out = table.finish();
+                    }
+                }
+            });
+        }
+    });
+    rows.into_iter().collect()
 }
 
 /// Writes out the topic table with the most buffered bytes; returns how many.
