@@ -229,16 +229,19 @@ fn every_corpus_log_agrees_with_pyulog() {
 
 /// The GPS anchor on the corpus, against an independent computation with pyulog and numpy
 /// (median of `time_utc_usec - (timestamp + timestamp_time_relative)` over fixes with non-zero
-/// UTC, on the `sensor_gps` instance with most such fixes, else `vehicle_gps_position`):
+/// UTC, on the instance with most such fixes, `sensor_gps` or `vehicle_gps_position`, the former
+/// on a tie):
 /// (log, source, fixes used, boot offset in µs, spread in µs). Logs not listed have no fix with
 /// UTC and must say `Elapsed time only`.
 const GPS_ANCHORS: [(&str, &str, u64, i64, i64); 6] = [
+    // sensor_gps has 79 fixes with UTC here, vehicle_gps_position 397: the most fixes win
+    // (issue 15; sensor_gps alone gave 1_739_195_742_325_827).
     (
         "flightreview_ekf_failure.ulg",
-        "sensor_gps",
-        79,
-        1_739_195_742_325_827,
-        29_562,
+        "vehicle_gps_position",
+        397,
+        1_739_195_742_324_620,
+        49_789,
     ),
     (
         "px4ulogrs_esc_status_log.ulg",
@@ -256,19 +259,25 @@ const GPS_ANCHORS: [(&str, &str, u64, i64, i64); 6] = [
     ),
     (
         "pyulog_sample_logging_tagged_and_default_params.ulg",
-        "sensor_gps",
-        11,
+        "vehicle_gps_position",
+        190,
         1_651_221_926_946_000,
         0,
     ),
     // SITL whose boot clock already is UTC: the offset is exactly zero.
-    ("pyulog_sample_px4_events.ulg", "sensor_gps", 31, 0, 0),
+    (
+        "pyulog_sample_px4_events.ulg",
+        "vehicle_gps_position",
+        583,
+        0,
+        0,
+    ),
     (
         "roboto_test.ulg",
-        "sensor_gps",
-        10,
-        1_698_738_157_365_723,
-        29_166,
+        "vehicle_gps_position",
+        19,
+        1_698_738_157_366_935,
+        30_149,
     ),
 ];
 

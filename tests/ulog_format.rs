@@ -169,10 +169,13 @@ fn unknown_incompatible_flags_refuse_the_log() {
         assert_eq!(r.status, Status::Rejected);
         assert_eq!(r.status.exit_code(), 4);
     }
-    // DATA_APPENDED alone is known.
+    // DATA_APPENDED alone is known (the log needs a sample to be complete).
     let mut w = UlogWriter::new(Vec::new(), 0).unwrap();
     w.flag_bits([0; 8], [1, 0, 0, 0, 0, 0, 0, 0], [0; 3])
         .unwrap();
+    w.format("t:uint64_t timestamp;").unwrap();
+    w.subscribe(0, 0, "t").unwrap();
+    w.data(0, &sample(1, &[])).unwrap();
     assert_eq!(ingest(&w.into_inner()).status, Status::Complete);
 }
 

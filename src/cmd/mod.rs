@@ -49,7 +49,7 @@ pub enum Verb {
         #[command(subcommand)]
         cmd: tlog::TlogCommand,
     },
-    /// PX4 flight logs: ingest, info, record.
+    /// PX4 flight logs: ingest, info, record, export, report.
     Ulog {
         #[command(subcommand)]
         cmd: ulog::UlogCommand,

@@ -6,6 +6,9 @@
 //!   (`./quarantine` with `--out -`).
 //! - `ulog info FILE [--profile NAME]`: a human summary.
 //! - `ulog record FILE --message N | --offset B`: one record decoded (the evidence inspector).
+//! - `ulog export FILE... --format parquet|csv --out DIR`: every topic instance as a table in
+//!   `<out>/<log name>/`, with parameters, logged messages, info and dropouts beside them.
+//! - `ulog report FILE --out report.html`: the post-sortie report, one offline HTML file.
 //!
 //! Exit codes: 0 all complete; 3 a log quarantined; 4 a file rejected (4 wins over 3); 1 a
 //! runtime failure (a file that cannot be opened or written), which wins over both. `record`
@@ -29,6 +32,38 @@ pub enum UlogCommand {
     Info(InfoArgs),
     /// Print one record of a flight log, by message number or byte offset
     Record(RecordArgs),
+    /// Export every topic, every field, to Parquet or CSV (one file per topic instance)
+    Export(ExportArgs),
+    /// Write the post-sortie report: one self-contained HTML file with plots
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Flight logs to export
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Table format
+    #[arg(long, value_enum, default_value = "parquet")]
+    pub format: crate::ulog::table::FileFormat,
+    /// Parquet page compression: none (fastest) or snappy (about half the size)
+    #[arg(long, value_enum, default_value = "none")]
+    pub compression: crate::ulog::table::Codec,
+    /// Folder for the tables: each log's go to `<out>/<log name>/`
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The flight log (.ulg) to report on
+    pub file: PathBuf,
+    /// The HTML file to write
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Expected-topic profile: Q4, T4, or a TOML file with `name` and `topics`
+    #[arg(long)]
+    pub profile: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -74,7 +109,74 @@ pub fn run(cmd: UlogCommand) -> anyhow::Result<i32> {
         UlogCommand::Ingest(args) => run_ingest(args),
         UlogCommand::Info(args) => run_info(args),
         UlogCommand::Record(args) => run_record(args),
+        UlogCommand::Export(args) => run_export(args),
+        UlogCommand::Report(args) => run_report(args),
     }
+}
+
+fn run_export(args: ExportArgs) -> anyhow::Result<i32> {
+    let mut exit = 0;
+    for file in &args.files {
+        let summary = match crate::ulog::export::export_file(
+            file,
+            &args.out,
+            args.format,
+            args.compression,
+        ) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: {}: {e}", file.display());
+                exit = combine(exit, 1);
+                continue;
+            }
+        };
+        if let Some(why) = &summary.rejected {
+            eprintln!("{}: rejected, nothing exported: {why}", file.display());
+            exit = combine(exit, 4);
+            continue;
+        }
+        let rows: u64 = summary.topics.iter().map(|(_, n)| n).sum();
+        println!(
+            "{}: {} topic tables ({} rows) and {} in {}",
+            file.display(),
+            summary.topics.len(),
+            rows,
+            summary.side_tables.join(", "),
+            summary.dir.display()
+        );
+        if rows == 0 && summary.stopped.is_none() && summary.first_malformed.is_none() {
+            eprintln!(
+                "{}: quarantined: the log has no data (not one logged sample); only empty tables were written",
+                file.display()
+            );
+            exit = combine(exit, 3);
+        }
+        if let Some(why) = &summary.stopped {
+            eprintln!(
+                "{}: quarantined: only the data before the problem was exported: {why}",
+                file.display()
+            );
+            exit = combine(exit, 3);
+        }
+        if let Some(first) = &summary.first_malformed {
+            eprintln!(
+                "{}: quarantined: {} malformed messages were skipped, the first: {first}",
+                file.display(),
+                summary.malformed
+            );
+            exit = combine(exit, 3);
+        }
+    }
+    Ok(exit)
+}
+
+fn run_report(args: ReportArgs) -> anyhow::Result<i32> {
+    let profile = load_profile(args.profile.as_deref())?;
+    let html = crate::ulog::html::report_file(&args.file, profile.as_ref())?;
+    std::fs::write(&args.out, html.html)
+        .with_context(|| format!("writing {}", args.out.display()))?;
+    println!("{}", args.out.display());
+    Ok(html.status.exit_code())
 }
 
 fn load_profile(name: Option<&str>) -> anyhow::Result<Option<Profile>> {

@@ -18,6 +18,11 @@ use std::sync::Arc;
 
 /// Fewest gaps a topic needs before its median period is trusted for `topic_stall`.
 const MIN_GAPS_FOR_STALL: u64 = 10;
+/// A sample this far (microseconds) past every timestamp before it is a suspected outlier; it is
+/// one unless the next sample of the log is that far on too (a real jump of the whole log).
+pub const OUTLIER_JUMP_US: u64 = 10_000_000;
+/// Outlier and unknown-type findings listed at most (all are counted in the last one's title).
+const LISTED: usize = 20;
 
 /// Running statistics of one topic instance.
 #[derive(Debug)]
@@ -31,7 +36,23 @@ struct TopicStats {
     last_timestamp: Option<u64>,
     last_message: u64,
     last_offset: u64,
+    /// The last sample that was not an outlier: where the next gap starts.
+    gap_from: Option<(u64, u64, u64)>,
     periods: PeriodSummary,
+    written_size: usize,
+    full_size: usize,
+}
+
+/// A sample whose timestamp is far past the rest of the log, waiting for the next sample to
+/// say whether the whole log jumped or only it did.
+#[derive(Debug, Clone, Copy)]
+struct Suspect {
+    topic: usize,
+    timestamp: u64,
+    message: u64,
+    offset: u64,
+    /// The log's clock before it.
+    clock: u64,
 }
 
 /// The last sample seen before something: for citing a dropout.
@@ -69,12 +90,131 @@ pub struct Collector {
     clock: u64,
     last_sample: Option<LastSample>,
     messages: u64,
+    data_samples: u64,
+    /// The largest timestamp of samples that are not outliers: where the log really ends.
+    robust_clock: u64,
+    suspect: Option<Suspect>,
+    outliers: Vec<Finding>,
+    outlier_count: u64,
+    unknown: Vec<Finding>,
+    unknown_count: u64,
 }
 
 impl Collector {
     /// An empty collector; feed it every record from the file header on.
     pub fn new() -> Self {
         Collector::default()
+    }
+
+    /// Data samples seen (a log without any is not complete).
+    pub fn data_samples(&self) -> u64 {
+        self.data_samples
+    }
+
+    /// Decides whether the sample at `ts` is an outlier (far past the log's clock) and settles
+    /// a pending suspect with it. Returns whether this sample is a suspect itself.
+    fn judge_timestamp(&mut self, topic: usize, ts: u64, located: &Located<'_>) -> bool {
+        if let Some(s) = self.suspect.take() {
+            if ts >= s.clock.saturating_add(OUTLIER_JUMP_US) {
+                // The log goes on from up there: a real jump, not an outlier.
+                self.robust_clock = self.robust_clock.max(s.timestamp);
+            } else {
+                self.record_outlier(s, Some(ts));
+            }
+        }
+        if ts >= self.robust_clock.saturating_add(OUTLIER_JUMP_US) && self.data_samples > 1 {
+            self.suspect = Some(Suspect {
+                topic,
+                timestamp: ts,
+                message: located.message,
+                offset: located.offset,
+                clock: self.robust_clock,
+            });
+            return true;
+        }
+        self.robust_clock = self.robust_clock.max(ts);
+        false
+    }
+
+    fn record_outlier(&mut self, s: Suspect, next: Option<u64>) {
+        self.outlier_count += 1;
+        if self.outliers.len() >= LISTED {
+            return;
+        }
+        let t = &self.topics[s.topic];
+        let next = match next {
+            Some(n) => format!("the next sample of the log is at {:.3} s", n as f64 / 1e6),
+            None => "it is the last sample of the log".to_string(),
+        };
+        self.outliers.push(Finding {
+            kind: "timestamp_outlier".into(),
+            title: format!(
+                "{} (multi_id {}) has a sample at {:.3} s, {:.3} s past the rest of the log (at {:.3} s; {next}): its timestamp is not believed",
+                t.topic,
+                t.multi_id,
+                s.timestamp as f64 / 1e6,
+                (s.timestamp - s.clock) as f64 / 1e6,
+                s.clock as f64 / 1e6,
+            ),
+            topic: Some(t.topic.to_string()),
+            multi_id: Some(t.multi_id),
+            timestamp: s.timestamp,
+            message: s.message,
+            offset: s.offset,
+            duration_ms: (s.timestamp - s.clock) as f64 / 1000.0,
+            median_period_ms: None,
+            resumed_timestamp: None,
+        });
+    }
+
+    /// A message of a type the format does not define: skipped, but cited.
+    fn unknown_type(&mut self, located: &Located<'_>, msg_type: u8) {
+        self.unknown_count += 1;
+        if self.unknown.len() >= LISTED {
+            return;
+        }
+        let shown = if msg_type.is_ascii_graphic() {
+            format!("'{}' (0x{msg_type:02X})", msg_type as char)
+        } else {
+            format!("0x{msg_type:02X}")
+        };
+        // A data sample whose type byte was damaged still carries its msg_id and size.
+        let payload = located.bytes.get(3..).unwrap_or(&[]);
+        let looks_like = payload
+            .get(..2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+            .and_then(|id| self.by_msg_id.get(usize::from(id)).copied().flatten())
+            .map(|route| &self.topics[route.topic])
+            .filter(|t| {
+                let data = payload.len() - 2;
+                data >= t.written_size && data <= t.full_size
+            });
+        let (topic, multi_id, guess) = match looks_like {
+            Some(t) => (
+                Some(t.topic.to_string()),
+                Some(t.multi_id),
+                format!(
+                    "; its msg_id and size fit a sample of {} (multi_id {}), so a sample is probably lost to a damaged type byte",
+                    t.topic, t.multi_id
+                ),
+            ),
+            None => (None, None, String::new()),
+        };
+        self.unknown.push(Finding {
+            kind: "unknown_message_type".into(),
+            title: format!(
+                "Message of unknown type {shown}, {} bytes, skipped: its content is not read{guess}",
+                located.size
+            ),
+            topic,
+            multi_id,
+            timestamp: self.clock,
+            message: located.message,
+            offset: located.offset,
+            duration_ms: 0.0,
+            median_period_ms: None,
+            resumed_timestamp: None,
+        });
     }
 
     /// Takes one record.
@@ -90,22 +230,30 @@ impl Collector {
                     return;
                 };
                 let index = route.topic;
+                self.data_samples += 1;
+                let suspect = match sample.timestamp {
+                    Some(ts) => self.judge_timestamp(index, ts, located),
+                    None => false,
+                };
                 let stats = &mut self.topics[index];
                 stats.samples += 1;
                 if let Some(ts) = sample.timestamp {
                     if stats.first_timestamp.is_none() {
                         stats.first_timestamp = Some(ts);
                     }
-                    if let Some(prev) = stats.last_timestamp {
-                        if ts > prev {
-                            stats.periods.add(Gap {
-                                micros: ts - prev,
-                                from_timestamp: prev,
-                                from_message: stats.last_message,
-                                from_offset: stats.last_offset,
-                                to_timestamp: ts,
-                            });
+                    if !suspect {
+                        if let Some((prev, from_message, from_offset)) = stats.gap_from {
+                            if ts > prev {
+                                stats.periods.add(Gap {
+                                    micros: ts - prev,
+                                    from_timestamp: prev,
+                                    from_message,
+                                    from_offset,
+                                    to_timestamp: ts,
+                                });
+                            }
                         }
+                        stats.gap_from = Some((ts, located.message, located.offset));
                     }
                     stats.last_timestamp = Some(ts);
                     if ts > self.clock {
@@ -137,7 +285,10 @@ impl Collector {
                             last_timestamp: None,
                             last_message: 0,
                             last_offset: 0,
+                            gap_from: None,
                             periods: PeriodSummary::default(),
+                            written_size: subscription.layout.written_size,
+                            full_size: subscription.layout.full_size,
                         });
                         self.topic_index.insert(key, self.topics.len() - 1);
                         self.topics.len() - 1
@@ -218,11 +369,12 @@ impl Collector {
                 },
                 self.last_sample,
             )),
-            Record::FileHeader(h) => self.clock = h.timestamp,
-            Record::FlagBits(_)
-            | Record::Format { .. }
-            | Record::Sync { .. }
-            | Record::Unknown { .. } => {}
+            Record::FileHeader(h) => {
+                self.clock = h.timestamp;
+                self.robust_clock = h.timestamp;
+            }
+            Record::Unknown { msg_type } => self.unknown_type(located, *msg_type),
+            Record::FlagBits(_) | Record::Format { .. } | Record::Sync { .. } => {}
         }
     }
 
@@ -264,7 +416,10 @@ impl Collector {
             })
             .collect();
 
-        let log_end = self.clock;
+        if let Some(s) = self.suspect.take() {
+            self.record_outlier(s, None);
+        }
+        let log_end = self.robust_clock;
         let mut order: Vec<usize> = (0..self.topics.len()).collect();
         order.sort_by(|a, b| {
             let (a, b) = (&self.topics[*a], &self.topics[*b]);
@@ -299,6 +454,20 @@ impl Collector {
                 });
             }
         }
+        let count_note = |list: &mut Vec<Finding>, count: u64| {
+            if count > list.len() as u64 {
+                if let Some(last) = list.last_mut() {
+                    last.title.push_str(&format!(
+                        " ({count} in all; the first {} are listed)",
+                        LISTED
+                    ));
+                }
+            }
+        };
+        count_note(&mut self.outliers, self.outlier_count);
+        count_note(&mut self.unknown, self.unknown_count);
+        report.findings.append(&mut self.outliers);
+        report.findings.append(&mut self.unknown);
         report.findings.sort_by_key(|f| f.message);
         report.dropouts = self.dropouts.iter().map(|(d, _)| d.clone()).collect();
         report.logged_messages = std::mem::take(&mut self.logged);

@@ -88,6 +88,22 @@ pub struct Decoder {
     appended: Vec<AppendedSection>,
     skipped_toward_append: u64,
     zero_run_start: Option<u64>,
+    /// Largest whole message decoded so far (header included), to judge a cut one's size.
+    largest_message: usize,
+    /// The message the input ended inside, when it did.
+    cut: Option<CutMessage>,
+}
+
+/// The header of the message the input ended inside: whether it looks like the start of a real
+/// message (a log cut short) or like garbage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CutMessage {
+    pub msg_type: u8,
+    /// `msg_size` as declared (without the 3-byte header).
+    pub declared_size: usize,
+    /// A known type, a size in line with the messages before it, and for a data message a
+    /// subscribed `msg_id` whose format fits the size.
+    pub plausible: bool,
 }
 
 impl Default for Decoder {
@@ -112,7 +128,14 @@ impl Decoder {
             appended: Vec::new(),
             skipped_toward_append: 0,
             zero_run_start: None,
+            largest_message: 0,
+            cut: None,
         }
+    }
+
+    /// The message the input ended inside, once the decoder reported that truncation.
+    pub fn cut_message(&self) -> Option<CutMessage> {
+        self.cut
     }
 
     /// Byte offset of the next byte the decoder expects.
@@ -237,6 +260,7 @@ impl Decoder {
         let error = ReadError::Malformed {
             offset: start,
             message: self.messages,
+            size: self.offset - start,
             kind: "zero run".into(),
             detail: format!(
                 "{} zero bytes where a message header belongs; reading resumes at offset {}",
@@ -316,9 +340,32 @@ impl Decoder {
                 return Advance::NeedMore(total);
             }
             let inside = self.cut_kind(msg_type);
+            self.cut = Some(CutMessage {
+                msg_type,
+                declared_size: size,
+                plausible: self.plausible_header(size, msg_type, buf),
+            });
             return self.truncated(inside, self.offset, buf.len());
         }
         Advance::Message(total)
+    }
+
+    /// Whether a message header (and, for a data message, its `msg_id`) could start a real
+    /// message: the test that tells a log cut short from garbage at its end.
+    fn plausible_header(&self, size: usize, msg_type: u8, buf: &[u8]) -> bool {
+        if !is_known_type(msg_type) {
+            return false;
+        }
+        if msg_type == b'D' && buf.len() >= MESSAGE_HEADER_LEN + 2 {
+            // A data message says which subscription it belongs to: its size must fit.
+            let msg_id = u16::from_le_bytes([buf[3], buf[4]]);
+            return self.subscription(msg_id).is_some_and(|s| {
+                let data = size.saturating_sub(2);
+                data >= s.layout.written_size && data <= s.layout.full_size
+            });
+        }
+        // PX4 messages are small; garbage declares any size up to 64 KiB.
+        MESSAGE_HEADER_LEN + size <= (self.largest_message * 2).max(1024)
     }
 
     fn cut_kind(&self, msg_type: u8) -> CutInside {
@@ -358,15 +405,18 @@ impl Decoder {
         let offset = self.offset;
         self.offset += frame.len() as u64;
         self.messages += 1;
+        self.largest_message = self.largest_message.max(frame.len());
         let message = self.messages;
         let msg_type = frame[2];
         let payload = &frame[MESSAGE_HEADER_LEN..];
         if self.section == Section::Definitions && starts_data(msg_type) {
             self.section = Section::Data;
         }
+        let size = frame.len() as u64;
         let malformed = |detail: String| ReadError::Malformed {
             offset,
             message,
+            size,
             kind: message_type_name(msg_type).to_string(),
             detail,
         };
@@ -573,6 +623,11 @@ impl Decoder {
         }
         Ok(bits)
     }
+}
+
+/// The message types of the ULog format.
+pub fn is_known_type(msg_type: u8) -> bool {
+    b"BFIMPQARDLCSO".contains(&msg_type)
 }
 
 /// Message types that only occur in the data section: the first one ends the definitions.

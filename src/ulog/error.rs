@@ -90,6 +90,8 @@ pub enum ReadError {
     Malformed {
         offset: u64,
         message: u64,
+        /// Bytes the malformed thing spans, from `offset` (header included).
+        size: u64,
         kind: String,
         detail: String,
     },

@@ -126,8 +126,8 @@ pub struct GpsAnchor {
     pub boot_utc: Option<String>,
 }
 
-/// Picks the instance with the most UTC fixes (preferring `sensor_gps`, then the lower
-/// `multi_id`) and computes the anchor; `Elapsed time only` when no fix had UTC.
+/// Picks the instance with the most UTC fixes (on a tie `sensor_gps` over
+/// `vehicle_gps_position`, then the lower `multi_id`) and computes the anchor; `Elapsed time only` when no fix had UTC.
 pub fn anchor(instances: &mut [GpsInstance]) -> GpsAnchor {
     let zero_total: u64 = instances.iter().map(|i| i.zero_utc).sum();
     let best = instances
@@ -138,7 +138,7 @@ pub fn anchor(instances: &mut [GpsInstance]) -> GpsAnchor {
                 .iter()
                 .position(|t| *t == i.topic)
                 .unwrap_or(GPS_TOPICS.len());
-            (rank, std::cmp::Reverse(i.seen_utc), i.multi_id)
+            (std::cmp::Reverse(i.seen_utc), rank, i.multi_id)
         });
     let Some(best) = best else {
         return GpsAnchor {
@@ -209,5 +209,30 @@ mod tests {
         assert_eq!(a.spread_ms, Some(50.0));
         assert_eq!(a.title, "GPS time from sensor_gps, 3 fixes");
         assert_eq!(anchor(&mut []).title, "Elapsed time only");
+    }
+
+    #[test]
+    fn the_instance_with_the_most_fixes_wins_over_the_preferred_topic() {
+        let fields = GpsFields {
+            timestamp: 0,
+            utc: 8,
+            relative: Some(16),
+        };
+        let boot = 1_790_000_000_000_000u64;
+        let mut few = GpsInstance::new("sensor_gps", 0, fields);
+        few.add(&sample(1_000_000, 0, boot + 1_000_000));
+        let mut many = GpsInstance::new("vehicle_gps_position", 0, fields);
+        for i in 1..=10u64 {
+            many.add(&sample(i * 1_000_000, 0, boot + 7 + i * 1_000_000));
+        }
+        let a = anchor(&mut [few.clone(), many]);
+        assert_eq!(a.source.as_deref(), Some("vehicle_gps_position"));
+        assert_eq!(a.fixes_used, 10);
+        assert_eq!(a.boot_offset_us, Some(boot as i64 + 7));
+        // On a tie, sensor_gps is preferred.
+        let mut other = GpsInstance::new("vehicle_gps_position", 0, fields);
+        other.add(&sample(1_000_000, 0, boot + 1_000_000 + 5));
+        let a = anchor(&mut [other, few]);
+        assert_eq!(a.source.as_deref(), Some("sensor_gps"));
     }
 }

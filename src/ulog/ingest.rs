@@ -6,10 +6,12 @@
 //! This is the I/O shell around the pure reader: it opens files, copies, and reports progress.
 
 use super::collect::Collector;
+use super::decoder::Section;
 use super::display::human_size;
 use super::error::{CutInside, ReadError};
 use super::profile::Profile;
 use super::reader::StreamReader;
+use super::record::Record;
 use super::report::{
     Cited, QuarantineCopy, Report, Status, Truncation, ENCRYPTED_REASON, MAGIC_VERIFIED,
 };
@@ -46,6 +48,7 @@ pub fn malformed_reason(first: &ReadError, count: usize) -> String {
         offset,
         message,
         detail,
+        ..
     } = first
     else {
         return format!(
@@ -86,6 +89,45 @@ pub fn ingest_file(path: &Path, options: IngestOptions<'_>) -> anyhow::Result<Re
     Ok(report)
 }
 
+/// Messages before the end within which an unreadable one makes a cut look like garbage.
+const RECENT_BAD: u64 = 16;
+
+/// The reason a log with bytes that do not read as messages at its end is quarantined.
+pub fn garbage_reason(from: u64, end: u64, bad: u64) -> String {
+    format!(
+        "The flight log has bytes that do not read as ULog messages from byte {} ({}) to its end at {}{}. That is garbage in the file, not a log cut short. Nothing from it is shown as complete.",
+        crate::ulog::display::grouped(from),
+        human_size(from),
+        human_size(end),
+        if bad > 0 {
+            format!(" ({bad} unreadable messages before it ends inside one)")
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// The reason a log without a single logged sample is quarantined.
+pub fn no_data_reason(after: &str, size: u64) -> String {
+    format!(
+        "The flight log has no data: it ends after {after} at {}, before any logged sample. Nothing from it is shown as complete.",
+        human_size(size)
+    )
+}
+
+fn cited(e: &ReadError) -> Option<Cited> {
+    match e {
+        ReadError::Malformed {
+            offset, message, ..
+        } => Some(Cited {
+            message: *message,
+            offset: *offset,
+            detail: e.to_string(),
+        }),
+        _ => None,
+    }
+}
+
 /// The reading part of [`ingest_file`], from any `Read` of `size` bytes named `name`.
 pub fn ingest_reader<R: std::io::Read>(
     input: R,
@@ -102,15 +144,35 @@ pub fn ingest_reader<R: std::io::Read>(
     let mut malformed_count = 0usize;
     let mut fatal: Option<ReadError> = None;
     let mut next_progress = 0u64;
+    // The last message that did not read as a ULog message (malformed or of unknown type), and
+    // how many there were: evidence of garbage rather than a clean cut.
+    let mut last_bad: Option<(u64, u64)> = None;
+    let mut bad_count = 0u64;
+    let mut first_bad_in_run: Option<u64> = None;
     while let Some(item) = reader.next_record() {
         // Look at a record where it lies: moving it out of `item` first costs a
         // store-forwarding stall per message, a fifth of the whole ingest time.
         if let Ok(record) = &item {
             collector.observe(record);
+            if let Record::Unknown { .. } = record.record {
+                last_bad = Some((record.message, record.offset));
+                bad_count += 1;
+                first_bad_in_run.get_or_insert(record.offset);
+            } else if record.message > 0 {
+                first_bad_in_run = None;
+            }
         }
         match item {
             Ok(_) => {}
             Err(e @ ReadError::Malformed { .. }) => {
+                if let ReadError::Malformed {
+                    message, offset, ..
+                } = &e
+                {
+                    last_bad = Some((*message, *offset));
+                    bad_count += 1;
+                    first_bad_in_run.get_or_insert(*offset);
+                }
                 malformed_count += 1;
                 if malformed.len() < MALFORMED_LISTED {
                     malformed.push(e);
@@ -144,6 +206,7 @@ pub fn ingest_reader<R: std::io::Read>(
             MAGIC_VERIFIED.to_string(),
         ];
     }
+    let recent_bad = last_bad.is_some_and(|(m, _)| m + RECENT_BAD >= decoder.message_count());
     match fatal {
         Some(ReadError::Encrypted { .. }) => {
             return Ok(rejected(report, ENCRYPTED_REASON.to_string()))
@@ -164,14 +227,38 @@ pub fn ingest_reader<R: std::io::Read>(
             end,
         }) => {
             report.status = Status::Quarantined;
-            report.reason = Some(truncation_reason(inside, message_offset));
+            // A cut inside a message that starts like a real one, after messages that read
+            // cleanly, is what a power loss leaves (so is a tail of zeros). Anything else is
+            // garbage, and is called that.
+            let clean_cut = inside == CutInside::ZeroRun
+                || inside == CutInside::FileHeader
+                || inside == CutInside::BeforeAppendedData
+                || (!recent_bad && decoder.cut_message().is_none_or(|c| c.plausible));
+            report.reason = Some(if clean_cut {
+                with_malformed(
+                    truncation_reason(inside, message_offset),
+                    &malformed,
+                    malformed_count,
+                )
+            } else {
+                let from = first_bad_in_run
+                    .unwrap_or(message_offset)
+                    .min(message_offset);
+                let bad = if first_bad_in_run.is_some() {
+                    bad_count
+                } else {
+                    0
+                };
+                garbage_reason(from, end, bad)
+            });
             report.messages = decoder.message_count();
             report.truncation = Some(Truncation {
                 offset: message_offset,
-                inside: inside.code().to_string(),
+                inside: if clean_cut { inside.code() } else { "garbage" }.to_string(),
                 description: inside.describe(),
                 end,
             });
+            report.malformed = malformed.iter().filter_map(cited).collect();
             report.header = None;
             return Ok(report);
         }
@@ -182,23 +269,40 @@ pub fn ingest_reader<R: std::io::Read>(
         report.status = Status::Quarantined;
         report.reason = Some(malformed_reason(first, malformed_count));
         report.messages = decoder.message_count();
-        report.malformed = malformed
-            .iter()
-            .filter_map(|e| match e {
-                ReadError::Malformed {
-                    offset, message, ..
-                } => Some(Cited {
-                    message: *message,
-                    offset: *offset,
-                    detail: e.to_string(),
-                }),
-                _ => None,
-            })
-            .collect();
+        report.malformed = malformed.iter().filter_map(cited).collect();
+        return Ok(report);
+    }
+    if collector.data_samples() == 0 {
+        report.status = Status::Quarantined;
+        let after = match decoder.section() {
+            _ if decoder.message_count() == 0 => "its file header",
+            Section::Definitions => "its definitions",
+            Section::Data => "its definitions and subscriptions",
+        };
+        report.reason = Some(no_data_reason(after, size));
+        report.messages = decoder.message_count();
         return Ok(report);
     }
     collector.finish(decoder, profile, &mut report);
     Ok(report)
+}
+
+/// A truncation reason that also counts the malformed messages before the cut.
+fn with_malformed(reason: String, malformed: &[ReadError], count: usize) -> String {
+    let Some(ReadError::Malformed {
+        offset, message, ..
+    }) = malformed.first()
+    else {
+        return reason;
+    };
+    let tail = " Nothing from it is shown as complete.";
+    let head = reason.strip_suffix(tail).unwrap_or(&reason);
+    format!(
+        "{head} Before the cut it has {count} malformed message{}, the first at byte {} (message {}).{tail}",
+        if count == 1 { "" } else { "s" },
+        crate::ulog::display::grouped(*offset),
+        crate::ulog::display::grouped(*message),
+    )
 }
 
 fn rejected(mut report: Report, reason: String) -> Report {

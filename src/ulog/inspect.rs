@@ -95,9 +95,64 @@ pub fn render(located: &Located<'_>) -> Rendered {
         }
     }
     line(&mut tail, "size", format!("{} bytes", located.size));
+    if let Record::Unknown { .. } = located.record {
+        hex_dump(&mut tail, located.bytes);
+    }
     Rendered {
         message: located.message,
         offset: located.offset,
+        head,
+        tail,
+    }
+}
+
+/// Bytes shown per line of a hex dump, and lines shown at most.
+const HEX_PER_LINE: usize = 16;
+const HEX_LINES: usize = 8;
+
+/// A hex dump of the first bytes of `raw`, one `bytes` line per 16 bytes.
+fn hex_dump(out: &mut String, raw: &[u8]) {
+    for (i, chunk) in raw.chunks(HEX_PER_LINE).take(HEX_LINES).enumerate() {
+        let text: Vec<String> = chunk.iter().map(|b| format!("{b:02x}")).collect();
+        line(out, if i == 0 { "bytes" } else { "" }, text.join(" "));
+    }
+    if raw.len() > HEX_PER_LINE * HEX_LINES {
+        line(
+            out,
+            "",
+            format!("... {} more bytes", raw.len() - HEX_PER_LINE * HEX_LINES),
+        );
+    }
+}
+
+/// A message the reader could frame but not decode: what was wrong and its raw bytes.
+fn render_malformed(
+    message: u64,
+    offset: u64,
+    size: u64,
+    kind: &str,
+    detail: &str,
+    raw: &[u8],
+) -> Rendered {
+    let mut head = String::new();
+    let mut tail = String::new();
+    match raw.get(2) {
+        Some(t) if kind != "zero run" => line(
+            &mut head,
+            "type",
+            format!("{kind} ({}), MALFORMED", printable(*t)),
+        ),
+        _ => line(&mut head, "type", format!("{kind}, MALFORMED")),
+    }
+    line(&mut head, "problem", detail);
+    if raw.len() >= 5 && raw[2] == b'D' {
+        line(&mut tail, "msg_id", u16::from_le_bytes([raw[3], raw[4]]));
+    }
+    line(&mut tail, "size", format!("{size} bytes"));
+    hex_dump(&mut tail, raw);
+    Rendered {
+        message,
+        offset,
         head,
         tail,
     }
@@ -255,6 +310,36 @@ pub fn inspect<R: std::io::Read>(input: R, target: Target) -> Result<String, Ins
     while let Some(item) = reader.next_record() {
         let located = match item {
             Ok(l) => l,
+            Err(super::ReadError::Malformed {
+                offset,
+                message,
+                size,
+                kind,
+                detail,
+            }) => {
+                // A malformed message a report cites must be shown too, from its raw bytes.
+                let hit = found.is_none()
+                    && match target {
+                        Target::Message(n) => message == n && size > 0 && kind != "zero run",
+                        Target::Offset(b) => offset <= b && b < offset + size.max(1),
+                    };
+                if hit {
+                    let raw = reader.last_message_bytes().to_vec();
+                    found = Some(render_malformed(
+                        message, offset, size, &kind, &detail, &raw,
+                    ));
+                    if let Target::Offset(b) = target {
+                        if b != offset {
+                            note = format!(
+                                "(byte {} is inside this message, which starts at byte {})\n",
+                                grouped(b),
+                                grouped(offset)
+                            );
+                        }
+                    }
+                }
+                continue;
+            }
             Err(e) if found.is_none() && e.is_fatal() => return Err(e.into()),
             Err(e) if e.is_fatal() => {
                 note.push_str(&format!(

@@ -10,14 +10,18 @@
 //!   (topic_stall), `gps` (the time anchor), `profile` (expected topics, failsafe parameters) and
 //!   `display` (number formats);
 //! - the shell: `ingest` (validate, quarantine, reject; file I/O), `inspect` (one record shown),
-//!   `summary` (`ulog info`). The verbs themselves are in `crate::cmd::ulog`.
+//!   `summary` (`ulog info`). The verbs themselves are in `crate::cmd::ulog`;
+//! - after the ingest: `export` with `table` (Parquet/CSV tables), `html` with `series` (the
+//!   report with plots).
 
 pub mod collect;
 pub mod decoder;
 pub mod display;
 pub mod error;
+pub mod export;
 pub mod format;
 pub mod gps;
+pub mod html;
 pub mod ingest;
 pub mod inspect;
 pub mod periods;
@@ -25,7 +29,9 @@ pub mod profile;
 pub mod reader;
 pub mod record;
 pub mod report;
+pub mod series;
 pub mod summary;
+pub mod table;
 pub mod value;
 #[cfg(any(test, feature = "testing"))]
 pub mod writer;

@@ -84,8 +84,8 @@ impl PeriodSummary {
         self.total
     }
 
-    /// Median gap in microseconds (the mean of the median's bucket: within about 1.5 %), if any
-    /// gap was recorded.
+    /// The lower median gap in microseconds (of an even number of gaps, the smaller middle
+    /// one; reported as the mean of its bucket: within about 1.5 %), if any gap was recorded.
     pub fn median(&self) -> Option<u64> {
         if self.total == 0 {
             return None;
@@ -140,5 +140,16 @@ mod tests {
         assert_eq!(p.largest()[0].micros, 5_000_000);
         assert_eq!(p.count_at_least(50_000), 1);
         assert_eq!(bucket_value(bucket_of(5)), 5);
+    }
+
+    #[test]
+    fn the_median_is_the_lower_median() {
+        let mut p = PeriodSummary::default();
+        for micros in [10, 20, 30, 40] {
+            p.add(gap(micros));
+        }
+        assert_eq!(p.median(), Some(20), "the smaller of the two middle gaps");
+        p.add(gap(50));
+        assert_eq!(p.median(), Some(30));
     }
 }

@@ -123,6 +123,8 @@ pub struct StreamReader<R> {
     eof: bool,
     decoder: Decoder,
     done: bool,
+    /// Where the last message handed to the decoder sits in `buf` (start, length).
+    last: (usize, usize),
 }
 
 impl<R: Read> StreamReader<R> {
@@ -141,11 +143,18 @@ impl<R: Read> StreamReader<R> {
             eof: false,
             decoder: Decoder::new(),
             done: false,
+            last: (0, 0),
         }
     }
 
     pub fn decoder(&self) -> &Decoder {
         &self.decoder
+    }
+
+    /// The bytes of the message the last call decoded (or failed to), header included: the
+    /// evidence for a malformed one. Empty when the last call produced no message.
+    pub fn last_message_bytes(&self) -> &[u8] {
+        &self.buf[self.last.0..self.last.0 + self.last.1]
     }
 
     /// Bytes of input the decoder has gone past.
@@ -157,6 +166,7 @@ impl<R: Read> StreamReader<R> {
     #[inline]
     pub fn next_record(&mut self) -> Option<Result<Located<'_>, ReadError>> {
         loop {
+            self.last = (self.start, 0);
             if self.done {
                 return None;
             }
@@ -177,13 +187,14 @@ impl<R: Read> StreamReader<R> {
                 Flow::End => return None,
                 Flow::Error(e) => return Some(Err(e)),
                 Flow::Message(n) => {
+                    self.last = (self.start, n);
                     return Some(decode_at(
                         &mut self.decoder,
                         &self.buf,
                         &mut self.start,
                         n,
                         &mut self.done,
-                    ))
+                    ));
                 }
             }
         }

@@ -342,3 +342,38 @@ pub fn receiver_dropped(http: &str) -> u64 {
         .map(|v| v.as_u64().unwrap())
         .sum()
 }
+
+/// One named corpus log (fails the test when it is missing; tests that read the corpus are
+/// ignored when it is absent at build time, see [`corpus_dir`]).
+pub fn corpus_log(name: &str) -> Option<PathBuf> {
+    Some(corpus_file("ulog", name))
+}
+
+/// The interpreter for the Python cross-checks: `$FOXBORNE_PYTHON`, else `<crate>/.venv/bin/python`,
+/// if it imports pyulog, pyarrow, pandas and numpy. `None` (the test skips, saying so) otherwise,
+/// unless `FOXBORNE_REQUIRE_PYTHON=1`, when the test fails.
+pub fn python() -> Option<PathBuf> {
+    let path = std::env::var_os("FOXBORNE_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"));
+    let has_modules = || {
+        std::process::Command::new(&path)
+            .args(["-c", "import pyulog, pyarrow, pandas, numpy"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if path.exists() && has_modules() {
+        return Some(path);
+    }
+    if std::env::var("FOXBORNE_REQUIRE_PYTHON").as_deref() == Ok("1") {
+        panic!(
+            "no Python with pyulog, pyarrow, pandas and numpy at {} and FOXBORNE_REQUIRE_PYTHON=1 (set FOXBORNE_PYTHON or pip install them into .venv)",
+            path.display()
+        );
+    }
+    eprintln!(
+        "SKIP: no Python with pyulog, pyarrow, pandas and numpy at {} (set FOXBORNE_PYTHON or pip install them into .venv)",
+        path.display()
+    );
+    None
+}

@@ -1,0 +1,225 @@
+//! `ulog export` benchmark: full decode and export of every corpus log (Parquet and CSV) against
+//! pyulog's `ULog(path)` (its full parse into numpy arrays) in one run, and peak memory of a
+//! Parquet export of a log of over 1 GB made by the project's writer.
+//!
+//! Run: `cargo bench --bench ulog_export_bench`. Knobs: `FOXBORNE_BENCH_BYTES` (large log size,
+//! default 1.1 GB), `FOXBORNE_BENCH_DIR` (where it is written), `FOXBORNE_PYTHON`.
+
+#[path = "ulog_common/mod.rs"]
+mod ulog_common;
+
+use foxborne_receiver::ulog::export::export_file;
+use foxborne_receiver::ulog::table::{Codec, FileFormat};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+use ulog_common::{corpus_logs, crate_dir, python, vm_hwm_kb, write_big_log};
+
+const RUNS: usize = 5;
+const PYULOG_RUNS: usize = 3;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--export-child") {
+        return child(Path::new(&args[i + 1]), Path::new(&args[i + 2]));
+    }
+    if let Some(i) = args.iter().position(|a| a == "--corpus-loop") {
+        // For profiling: export every corpus log to Parquet N times.
+        let n: usize = args[i + 1].parse().expect("a count");
+        let out = out_dir();
+        for _ in 0..n {
+            for log in corpus_logs() {
+                std::hint::black_box(
+                    export_file(&log, &out, FileFormat::Parquet, Codec::None).expect("export"),
+                );
+            }
+        }
+        let _ = std::fs::remove_dir_all(&out);
+        return;
+    }
+    corpus_comparison();
+    big_log();
+}
+
+fn out_dir() -> PathBuf {
+    std::env::var_os("FOXBORNE_BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir)
+        .join(format!("foxborne-export-bench-{}", std::process::id()))
+}
+
+/// Best wall time of `RUNS` exports of `path` (read, decode every field, write every table),
+/// each into a fresh folder (removed before the clock starts).
+fn time_export(path: &Path, format: FileFormat, codec: Codec, out: &Path) -> f64 {
+    (0..RUNS)
+        .map(|_| {
+            let _ = std::fs::remove_dir_all(out);
+            let t = Instant::now();
+            let summary = export_file(path, out, format, codec).expect("export");
+            std::hint::black_box(&summary);
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn corpus_comparison() {
+    let logs = corpus_logs();
+    if logs.is_empty() {
+        println!("corpus not found: skipping the pyulog comparison");
+        return;
+    }
+    let script = crate_dir().join("benches/ulog_pyulog_timer.py");
+    let pyulog: Option<serde_json::Value> = match Command::new(python())
+        .arg(&script)
+        .arg(PYULOG_RUNS.to_string())
+        .args(&logs)
+        .output()
+    {
+        Ok(out) if out.status.success() => serde_json::from_slice(&out.stdout).ok(),
+        Ok(out) => {
+            println!(
+                "pyulog unavailable ({}): comparison skipped",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            None
+        }
+        Err(e) => {
+            println!("python unavailable ({e}): comparison skipped");
+            None
+        }
+    };
+    let out = out_dir();
+    println!(
+        "### Corpus: full decode + export vs pyulog {} `ULog(path)`",
+        pyulog
+            .as_ref()
+            .map_or("?".into(), |p| p["pyulog"].to_string())
+    );
+    println!();
+    println!(
+        "| log | size | export Parquet (best of {RUNS}) | export CSV (best of {RUNS}) | pyulog ULog() (best of {PYULOG_RUNS}) | ratio Parquet | ratio CSV |"
+    );
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    let (mut bytes, mut pq_total, mut csv_total, mut py_total) = (0u64, 0f64, 0f64, 0f64);
+    let mut snappy_total = 0f64;
+    for log in &logs {
+        let name = log.file_name().unwrap().to_string_lossy().to_string();
+        let size = std::fs::metadata(log).unwrap().len();
+        let pq = time_export(log, FileFormat::Parquet, Codec::None, &out);
+        let snappy = time_export(log, FileFormat::Parquet, Codec::Snappy, &out);
+        let csv = time_export(log, FileFormat::Csv, Codec::None, &out);
+        bytes += size;
+        pq_total += pq;
+        snappy_total += snappy;
+        csv_total += csv;
+        let theirs = pyulog
+            .as_ref()
+            .and_then(|p| p["files"][&name]["seconds"].as_f64());
+        let (theirs_text, r_pq, r_csv) = match theirs {
+            Some(t) => {
+                py_total += t;
+                (
+                    format!("{:.2} ms", t * 1e3),
+                    format!("{:.1}x", t / pq),
+                    format!("{:.1}x", t / csv),
+                )
+            }
+            None => ("-".into(), "-".into(), "-".into()),
+        };
+        println!(
+            "| {name} | {size} | {:.2} ms | {:.2} ms | {theirs_text} | {r_pq} | {r_csv} |",
+            pq * 1e3,
+            csv * 1e3
+        );
+    }
+    let mb = bytes as f64 / 1e6;
+    let ratio = |ours: f64| {
+        if py_total > 0.0 {
+            format!("**{:.1}x**", py_total / ours)
+        } else {
+            "-".into()
+        }
+    };
+    println!(
+        "| **all {} logs** | {bytes} | {:.1} ms ({:.0} MB/s) | {:.1} ms ({:.0} MB/s) | {:.1} ms ({:.1} MB/s) | {} | {} |",
+        logs.len(),
+        pq_total * 1e3,
+        mb / pq_total,
+        csv_total * 1e3,
+        mb / csv_total,
+        py_total * 1e3,
+        mb / py_total.max(f64::MIN_POSITIVE),
+        ratio(pq_total),
+        ratio(csv_total),
+    );
+    println!();
+    println!(
+        "Parquet with `--compression snappy`: {:.1} ms over the corpus ({})",
+        snappy_total * 1e3,
+        ratio(snappy_total)
+    );
+    println!();
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+fn big_log() {
+    let target: u64 = std::env::var("FOXBORNE_BENCH_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_100_000_000);
+    let out = out_dir();
+    std::fs::create_dir_all(&out).unwrap();
+    let path = out.join("big.ulg");
+    let t = Instant::now();
+    let size = write_big_log(&path, target).expect("writing the big log");
+    println!(
+        "### Large log: {size} bytes written by the project's writer in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    println!();
+    let run = Command::new(std::env::current_exe().unwrap())
+        .arg("--export-child")
+        .arg(&path)
+        .arg(out.join("tables"))
+        .output()
+        .expect("child runs");
+    let text = String::from_utf8_lossy(&run.stdout);
+    let field = |k: &str| {
+        text.split_whitespace()
+            .find_map(|w| w.strip_prefix(k))
+            .unwrap_or("?")
+            .to_string()
+    };
+    let secs: f64 = field("seconds=").parse().unwrap_or(f64::NAN);
+    let rss_kb: f64 = field("rss_kb=").parse().unwrap_or(f64::NAN);
+    println!("| run | wall time | throughput | peak RSS (VmHWM) | written |");
+    println!("| --- | ---: | ---: | ---: | --- |");
+    println!(
+        "| export to Parquet | {secs:.2} s | {:.0} MB/s | {:.1} MB | {} rows, {} MB of Parquet |",
+        size as f64 / 1e6 / secs,
+        rss_kb / 1024.0,
+        field("rows="),
+        field("parquet_mb=")
+    );
+    if !run.status.success() {
+        println!("(child failed: {})", String::from_utf8_lossy(&run.stderr));
+    }
+    println!();
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+fn child(path: &Path, out: &Path) {
+    let t = Instant::now();
+    let summary = export_file(path, out, FileFormat::Parquet, Codec::None).expect("export");
+    let secs = t.elapsed().as_secs_f64();
+    let rows: u64 = summary.topics.iter().map(|(_, n)| n).sum();
+    let written: u64 = std::fs::read_dir(&summary.dir)
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    println!(
+        "seconds={secs} rss_kb={} rows={rows} parquet_mb={:.0}",
+        vm_hwm_kb(),
+        written as f64 / 1e6
+    );
+}

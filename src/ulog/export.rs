@@ -1,0 +1,703 @@
+//! `ulog export`: every field of every logged message, one table per topic instance
+//! (`<topic>_<multi_id>.parquet` or `.csv`), and small tables beside them for parameters, logged
+//! messages, information and dropouts.
+//!
+//! Columns are named as pyulog flattens a format (`timestamp`, `q[0]`, `esc[3].esc_rpm`, nested
+//! padding included, trailing padding left out as it is not written) and typed as the format
+//! declares ([`super::table`]); a `char[n]` array is one text column named without `[i]`.
+//!
+//! Memory: each topic instance buffers at most [`ROW_GROUP_BYTES`] of raw rows before writing a
+//! row group, and all of them together at most [`BUFFER_BUDGET`] (past it the largest is written
+//! out).
+
+use super::error::ReadError;
+use super::format::{BasicType, FlatField, FormatRegistry};
+use super::reader::StreamReader;
+use super::record::{level_name, Record};
+use super::table::{Cell, Codec, Column, FileFormat, Kind, TableError, TableWriter};
+use super::value::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// A topic instance writes a row group once this many bytes of values are buffered.
+pub const ROW_GROUP_BYTES: usize = 2 << 20;
+/// All topic instances together buffer at most this much.
+pub const BUFFER_BUDGET: usize = 16 << 20;
+
+/// Why an export stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error(transparent)]
+    Table(#[from] TableError),
+    #[error("reading the log: {0}")]
+    Read(ReadError),
+    #[error("creating {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// How one column is read from a sample's payload.
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    Basic {
+        ty: BasicType,
+        offset: usize,
+    },
+    /// A `char[len]` array at `offset`.
+    Text {
+        offset: usize,
+        len: usize,
+    },
+}
+
+/// The columns of a format: names and where their values are.
+fn topic_columns(fields: &[FlatField]) -> (Vec<Column>, Vec<Source>) {
+    let mut columns = Vec::with_capacity(fields.len());
+    let mut sources = Vec::with_capacity(fields.len());
+    let mut i = 0;
+    while i < fields.len() {
+        let f = &fields[i];
+        match f.array {
+            Some((n, base_len)) if f.ty == BasicType::Char && fields[i..].len() >= n as usize => {
+                columns.push(Column::new(&f.name[..base_len], Kind::Text));
+                sources.push(Source::Text {
+                    offset: f.offset,
+                    len: n as usize,
+                });
+                i += n as usize;
+            }
+            _ => {
+                let kind = match f.ty {
+                    BasicType::Int8 => Kind::Int8,
+                    BasicType::UInt8 => Kind::UInt8,
+                    BasicType::Int16 => Kind::Int16,
+                    BasicType::UInt16 => Kind::UInt16,
+                    BasicType::Int32 => Kind::Int32,
+                    BasicType::UInt32 => Kind::UInt32,
+                    BasicType::Int64 => Kind::Int64,
+                    BasicType::UInt64 => Kind::UInt64,
+                    BasicType::Float => Kind::Float,
+                    BasicType::Double => Kind::Double,
+                    BasicType::Bool => Kind::Bool,
+                    BasicType::Char => Kind::Text,
+                };
+                columns.push(Column::new(&f.name, kind));
+                sources.push(match f.ty {
+                    BasicType::Char => Source::Text {
+                        offset: f.offset,
+                        len: 1,
+                    },
+                    ty => Source::Basic {
+                        ty,
+                        offset: f.offset,
+                    },
+                });
+                i += 1;
+            }
+        }
+    }
+    (columns, sources)
+}
+
+#[inline]
+fn le<const N: usize>(p: &[u8], at: usize) -> [u8; N] {
+    let mut a = [0u8; N];
+    a.copy_from_slice(&p[at..at + N]);
+    a
+}
+
+/// One topic instance being exported. Samples are kept as the raw rows they arrived as (one
+/// copy per sample) and turned into columns a row group at a time, one tight loop per column.
+struct TopicTable {
+    format_name: String,
+    sources: Vec<Source>,
+    table: Sink,
+    /// Bytes of a row: the format's written size (the columns lie within it).
+    row_size: usize,
+    rows: Vec<u8>,
+    /// Samples whose subscription used another format than the first (not written).
+    mismatched: u64,
+}
+
+/// A topic's file: created when its first row group is written (most topics of a short log are
+/// written once, at the end, where the tables are finished in parallel).
+enum Sink {
+    Pending {
+        path: PathBuf,
+        format: FileFormat,
+        codec: Codec,
+        columns: Vec<Column>,
+    },
+    Open(TableWriter),
+}
+
+impl Sink {
+    fn open(&mut self) -> Result<&mut TableWriter, TableError> {
+        if let Sink::Pending {
+            path,
+            format,
+            codec,
+            columns,
+        } = self
+        {
+            let table = TableWriter::create(path, *format, *codec, std::mem::take(columns))?;
+            *self = Sink::Open(table);
+        }
+        match self {
+            Sink::Open(table) => Ok(table),
+            Sink::Pending { .. } => unreachable!("opened above"),
+        }
+    }
+}
+
+/// Values of one column from raw rows: `read` gets each row from `offset` on.
+fn column<T>(
+    rows: &[u8],
+    row_size: usize,
+    offset: usize,
+    out: &mut Vec<T>,
+    read: impl Fn(&[u8]) -> T,
+) {
+    out.extend(rows.chunks_exact(row_size).map(|r| read(&r[offset..])));
+}
+
+impl TopicTable {
+    /// Appends one sample (its payload is at least the written size, checked by the decoder).
+    #[inline]
+    fn push(&mut self, payload: &[u8]) {
+        self.rows.extend_from_slice(&payload[..self.row_size]);
+    }
+
+    fn buffered_bytes(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Turns the buffered rows into columns and writes them as one row group.
+    fn flush(&mut self) -> Result<(), TableError> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let table = self.table.open()?;
+        let (rows, size) = (&self.rows[..], self.row_size.max(1));
+        let n = if self.row_size == 0 {
+            0
+        } else {
+            rows.len() / size
+        };
+        for (i, source) in self.sources.iter().enumerate() {
+            match *source {
+                Source::Basic { ty, offset: o } => match ty {
+                    BasicType::Float => column(rows, size, o, table.f32s(i).expect("float"), |b| {
+                        f32::from_le_bytes(le(b, 0))
+                    }),
+                    BasicType::Double => {
+                        column(rows, size, o, table.f64s(i).expect("double"), |b| {
+                            f64::from_le_bytes(le(b, 0))
+                        })
+                    }
+                    BasicType::UInt64 | BasicType::Int64 => {
+                        column(rows, size, o, table.i64s(i).expect("int64"), |b| {
+                            i64::from_le_bytes(le(b, 0))
+                        })
+                    }
+                    BasicType::Bool => {
+                        column(rows, size, o, table.bools(i).expect("bool"), |b| b[0] != 0)
+                    }
+                    BasicType::Int8 => column(rows, size, o, table.i32s(i).expect("int"), |b| {
+                        i32::from(b[0] as i8)
+                    }),
+                    BasicType::UInt8 => column(rows, size, o, table.i32s(i).expect("int"), |b| {
+                        i32::from(b[0])
+                    }),
+                    BasicType::Int16 => column(rows, size, o, table.i32s(i).expect("int"), |b| {
+                        i32::from(i16::from_le_bytes(le(b, 0)))
+                    }),
+                    BasicType::UInt16 => column(rows, size, o, table.i32s(i).expect("int"), |b| {
+                        i32::from(u16::from_le_bytes(le(b, 0)))
+                    }),
+                    BasicType::Int32 | BasicType::UInt32 => {
+                        column(rows, size, o, table.i32s(i).expect("int"), |b| {
+                            i32::from_le_bytes(le(b, 0))
+                        })
+                    }
+                    BasicType::Char => unreachable!("char columns are text"),
+                },
+                Source::Text { offset, len } => {
+                    for r in rows.chunks_exact(size) {
+                        let raw = &r[offset..offset + len];
+                        let end = raw.iter().position(|b| *b == 0).unwrap_or(len);
+                        let text = super::value::text_lossy(&raw[..end]);
+                        table.push(i, Cell::Text(text.as_bytes()));
+                    }
+                }
+            }
+        }
+        table.add_rows(n);
+        self.rows.clear();
+        table.flush()
+    }
+
+    fn finish(mut self) -> Result<u64, TableError> {
+        self.flush()?;
+        self.table.open()?;
+        match self.table {
+            Sink::Open(table) => table.finish(),
+            Sink::Pending { .. } => unreachable!("opened above"),
+        }
+    }
+}
+
+/// What an export wrote and how the log read.
+#[derive(Debug, Default)]
+pub struct ExportSummary {
+    /// The folder the tables went to.
+    pub dir: PathBuf,
+    /// Topic tables: file name and rows.
+    pub topics: Vec<(String, u64)>,
+    /// Side tables written (parameters, logged messages, info, dropouts).
+    pub side_tables: Vec<String>,
+    /// Messages read.
+    pub messages: u64,
+    /// Malformed messages skipped, and the first one's text.
+    pub malformed: u64,
+    pub first_malformed: Option<String>,
+    /// A problem that ended reading early (truncation): the data before it was exported.
+    pub stopped: Option<String>,
+    /// The log could not be read at all (not a ULog, encrypted, unknown flags): nothing written.
+    pub rejected: Option<String>,
+}
+
+/// Rows of the side tables, gathered while reading (they are small: a few thousand rows).
+#[derive(Default)]
+struct Side {
+    /// kind, timestamp, name, type, value, message, offset
+    parameters: Vec<(String, u64, String, String, f64, u64, u64)>,
+    /// timestamp, level, tag, text, message, offset
+    logged: Vec<(u64, u8, Option<u16>, String, u64, u64)>,
+    /// key, type, value, is multi, index
+    info: Vec<(String, String, String, bool, u32)>,
+    /// timestamp, duration, message, offset
+    dropouts: Vec<(u64, u16, u64, u64)>,
+}
+
+fn param_value(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(f64::NAN)
+}
+
+/// Exports the log at `path` into `<out>/<log name>/` (the file name without `.ulg`).
+pub fn export_file(
+    path: &Path,
+    out: &Path,
+    format: FileFormat,
+    codec: Codec,
+) -> Result<ExportSummary, ExportError> {
+    let file = std::fs::File::open(path).map_err(|source| ExportError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let stem = path
+        .file_stem()
+        .map_or_else(|| "log".into(), |s| s.to_string_lossy().into_owned());
+    export_reader(file, &out.join(stem), format, codec)
+}
+
+/// Exports the log read from `input` into `dir` (created if missing).
+pub fn export_reader<R: std::io::Read>(
+    input: R,
+    dir: &Path,
+    format: FileFormat,
+    codec: Codec,
+) -> Result<ExportSummary, ExportError> {
+    std::fs::create_dir_all(dir).map_err(|source| ExportError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut summary = ExportSummary {
+        dir: dir.to_path_buf(),
+        ..ExportSummary::default()
+    };
+    let mut reader = StreamReader::new(input);
+    let mut tables: Vec<TopicTable> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut by_key: HashMap<(String, u8), usize> = HashMap::new();
+    // msg_id to table index, for the per-sample path.
+    let mut by_msg_id: Vec<Option<usize>> = Vec::new();
+    let mut side = Side::default();
+    let mut clock = 0u64;
+    let mut multi_index: HashMap<String, u32> = HashMap::new();
+    let mut buffered_total = 0usize;
+    while let Some(item) = reader.next_record() {
+        let located = match item {
+            Ok(l) => l,
+            Err(e @ ReadError::Malformed { .. }) => {
+                summary.malformed += 1;
+                summary.first_malformed.get_or_insert_with(|| e.to_string());
+                continue;
+            }
+            Err(
+                e @ (ReadError::NotUlog { .. }
+                | ReadError::Encrypted { .. }
+                | ReadError::UnsupportedIncompatFlags { .. }),
+            ) => {
+                summary.rejected = Some(e.to_string());
+                break;
+            }
+            Err(e @ ReadError::Truncated { .. }) => {
+                summary.stopped = Some(e.to_string());
+                break;
+            }
+            Err(e) => return Err(ExportError::Read(e)),
+        };
+        summary.messages = located.message;
+        match &located.record {
+            Record::Data(sample) => {
+                if let Some(ts) = sample.timestamp {
+                    clock = clock.max(ts);
+                }
+                let Some(Some(index)) = by_msg_id.get(usize::from(sample.subscription.msg_id))
+                else {
+                    continue;
+                };
+                let t = &mut tables[*index];
+                if t.format_name != sample.subscription.layout.format_name {
+                    t.mismatched += 1;
+                    continue;
+                }
+                t.push(sample.payload);
+                buffered_total += t.row_size;
+                let after = t.buffered_bytes();
+                if after >= ROW_GROUP_BYTES {
+                    t.flush()?;
+                    buffered_total -= after;
+                }
+                if buffered_total > BUFFER_BUDGET {
+                    buffered_total -= flush_largest(&mut tables)?;
+                }
+            }
+            Record::Subscription {
+                subscription,
+                formats,
+            } => {
+                let key = (subscription.topic.to_string(), subscription.multi_id);
+                let index = match by_key.get(&key) {
+                    Some(i) => *i,
+                    None => {
+                        let table = open_topic(dir, format, codec, &key, formats, subscription)?;
+                        names.push(format!("{}_{}.{}", key.0, key.1, format.extension()));
+                        tables.push(table);
+                        by_key.insert(key, tables.len() - 1);
+                        tables.len() - 1
+                    }
+                };
+                let id = usize::from(subscription.msg_id);
+                if by_msg_id.len() <= id {
+                    by_msg_id.resize(id + 1, None);
+                }
+                by_msg_id[id] = Some(index);
+            }
+            Record::Unsubscription { msg_id } => {
+                if let Some(slot) = by_msg_id.get_mut(usize::from(*msg_id)) {
+                    *slot = None;
+                }
+            }
+            Record::FileHeader(h) => clock = h.timestamp,
+            Record::Parameter { initial, kv } => side.parameters.push((
+                if *initial { "initial" } else { "change" }.into(),
+                clock,
+                kv.key.to_string(),
+                kv.type_name.to_string(),
+                param_value(&kv.decode()),
+                located.message,
+                located.offset,
+            )),
+            Record::DefaultParameter { default_types, kv } => {
+                for (bit, kind) in [(0, "default_system"), (1, "default_current_setup")] {
+                    if default_types & (1 << bit) != 0 {
+                        side.parameters.push((
+                            kind.into(),
+                            clock,
+                            kv.key.to_string(),
+                            kv.type_name.to_string(),
+                            param_value(&kv.decode()),
+                            located.message,
+                            located.offset,
+                        ));
+                    }
+                }
+            }
+            Record::Logged(l) => side.logged.push((
+                l.timestamp,
+                l.level,
+                l.tag,
+                l.text(),
+                located.message,
+                located.offset,
+            )),
+            Record::Info(kv) => side.info.push((
+                kv.key.to_string(),
+                kv.type_name.to_string(),
+                kv.decode().to_string(),
+                false,
+                0,
+            )),
+            Record::MultiInfo { is_continued, kv } => {
+                let n = multi_index.entry(kv.key.to_string()).or_insert(0);
+                let value = if kv.type_name.starts_with("char[") {
+                    super::value::text_lossy(kv.value)
+                } else {
+                    kv.decode().to_string()
+                };
+                match side.info.last_mut() {
+                    Some(last) if *is_continued && last.3 && last.0 == kv.key => {
+                        last.2.push_str(&value)
+                    }
+                    _ => {
+                        side.info.push((
+                            kv.key.to_string(),
+                            kv.type_name.to_string(),
+                            value,
+                            true,
+                            *n,
+                        ));
+                        *n += 1;
+                    }
+                }
+            }
+            Record::Dropout { duration_ms } => {
+                side.dropouts
+                    .push((clock, *duration_ms, located.message, located.offset))
+            }
+            Record::FlagBits(_)
+            | Record::Format { .. }
+            | Record::Sync { .. }
+            | Record::Unknown { .. } => {}
+        }
+    }
+    for (rows, name) in finish_all(tables)?.into_iter().zip(names) {
+        summary.topics.push((name, rows));
+    }
+    if summary.rejected.is_none() {
+        summary.side_tables = write_side_tables(dir, format, codec, &side)?;
+    }
+    Ok(summary)
+}
+
+fn open_topic(
+    dir: &Path,
+    format: FileFormat,
+    codec: Codec,
+    key: &(String, u8),
+    formats: &FormatRegistry,
+    subscription: &super::record::Subscription,
+) -> Result<TopicTable, ExportError> {
+    // The decoder resolved this format's layout, so flattening it succeeds and is bounded.
+    let fields = formats
+        .flatten(&subscription.layout.format_name)
+        .unwrap_or_default();
+    let (columns, sources) = topic_columns(&fields);
+    let path = dir.join(format!("{}_{}.{}", key.0, key.1, format.extension()));
+    Ok(TopicTable {
+        format_name: subscription.layout.format_name.clone(),
+        sources,
+        table: Sink::Pending {
+            path,
+            format,
+            codec,
+            columns,
+        },
+        row_size: subscription.layout.written_size,
+        rows: Vec::new(),
+        mismatched: 0,
+    })
+}
+
+/// Finishes every table (creating the files not created yet), on up to 4 threads: the tables
+/// are independent, and most of a short log's work is here. Returns each table's rows, in order.
+fn finish_all(tables: Vec<TopicTable>) -> Result<Vec<u64>, TableError> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4);
+    let per = tables.len().div_ceil(workers).max(1);
+    let mut slots: Vec<Option<TopicTable>> = tables.into_iter().map(Some).collect();
+    let mut rows: Vec<Result<u64, TableError>> = slots.iter().map(|_| Ok(0)).collect();
+    std::thread::scope(|scope| {
+        for (tables, rows) in slots.chunks_mut(per).zip(rows.chunks_mut(per)) {
+            scope.spawn(move || {
+                for (slot, out) in tables.iter_mut().zip(rows) {
+                    if let Some(table) = slot.take() {
+                        *out = table.finish();
+                    }
+                }
+            });
+        }
+    });
+    rows.into_iter().collect()
+}
+
+/// Writes out the topic table with the most buffered bytes; returns how many.
+fn flush_largest(tables: &mut [TopicTable]) -> Result<usize, ExportError> {
+    let Some(t) = tables.iter_mut().max_by_key(|t| t.buffered_bytes()) else {
+        return Ok(0);
+    };
+    let n = t.buffered_bytes();
+    t.flush()?;
+    Ok(n)
+}
+
+fn write_side_tables(
+    dir: &Path,
+    format: FileFormat,
+    codec: Codec,
+    side: &Side,
+) -> Result<Vec<String>, ExportError> {
+    let ext = format.extension();
+    let mut written = Vec::new();
+
+    let name = format!("parameters.{ext}");
+    let mut t = TableWriter::create(
+        &dir.join(&name),
+        format,
+        codec,
+        vec![
+            Column::new("kind", Kind::Text),
+            Column::new("timestamp", Kind::UInt64),
+            Column::new("name", Kind::Text),
+            Column::new("type", Kind::Text),
+            Column::new("value", Kind::Double),
+            Column::new("message", Kind::UInt64),
+            Column::new("offset", Kind::UInt64),
+        ],
+    )?;
+    for (kind, ts, pname, ty, value, message, offset) in &side.parameters {
+        t.push(0, Cell::Text(kind.as_bytes()));
+        t.push(1, Cell::UInt(*ts));
+        t.push(2, Cell::Text(pname.as_bytes()));
+        t.push(3, Cell::Text(ty.as_bytes()));
+        t.push(4, Cell::Double(*value));
+        t.push(5, Cell::UInt(*message));
+        t.push(6, Cell::UInt(*offset));
+        t.end_row();
+    }
+    t.finish()?;
+    written.push(name);
+
+    let name = format!("logged_messages.{ext}");
+    let mut t = TableWriter::create(
+        &dir.join(&name),
+        format,
+        codec,
+        vec![
+            Column::new("timestamp", Kind::UInt64),
+            Column::new("level", Kind::UInt8),
+            Column::new("level_name", Kind::Text),
+            Column::nullable("tag", Kind::UInt16),
+            Column::new("text", Kind::Text),
+            Column::new("message", Kind::UInt64),
+            Column::new("offset", Kind::UInt64),
+        ],
+    )?;
+    for (ts, level, tag, text, message, offset) in &side.logged {
+        t.push(0, Cell::UInt(*ts));
+        t.push(1, Cell::UInt(u64::from(*level)));
+        t.push(2, Cell::Text(level_name(*level).as_bytes()));
+        t.push(3, tag.map_or(Cell::Null, |g| Cell::UInt(u64::from(g))));
+        t.push(4, Cell::Text(text.as_bytes()));
+        t.push(5, Cell::UInt(*message));
+        t.push(6, Cell::UInt(*offset));
+        t.end_row();
+    }
+    t.finish()?;
+    written.push(name);
+
+    let name = format!("info.{ext}");
+    let mut t = TableWriter::create(
+        &dir.join(&name),
+        format,
+        codec,
+        vec![
+            Column::new("key", Kind::Text),
+            Column::new("type", Kind::Text),
+            Column::new("value", Kind::Text),
+            Column::new("multi", Kind::Bool),
+            Column::new("index", Kind::UInt32),
+        ],
+    )?;
+    for (key, ty, value, multi, index) in &side.info {
+        t.push(0, Cell::Text(key.as_bytes()));
+        t.push(1, Cell::Text(ty.as_bytes()));
+        t.push(2, Cell::Text(value.as_bytes()));
+        t.push(3, Cell::Bool(*multi));
+        t.push(4, Cell::UInt(u64::from(*index)));
+        t.end_row();
+    }
+    t.finish()?;
+    written.push(name);
+
+    let name = format!("dropouts.{ext}");
+    let mut t = TableWriter::create(
+        &dir.join(&name),
+        format,
+        codec,
+        vec![
+            Column::new("timestamp", Kind::UInt64),
+            Column::new("duration_ms", Kind::UInt16),
+            Column::new("message", Kind::UInt64),
+            Column::new("offset", Kind::UInt64),
+        ],
+    )?;
+    for (ts, duration, message, offset) in &side.dropouts {
+        t.push(0, Cell::UInt(*ts));
+        t.push(1, Cell::UInt(u64::from(*duration)));
+        t.push(2, Cell::UInt(*message));
+        t.push(3, Cell::UInt(*offset));
+        t.end_row();
+    }
+    t.finish()?;
+    written.push(name);
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ulog::format::{parse_format, FormatRegistry};
+
+    #[test]
+    fn char_arrays_become_one_text_column_and_names_follow_pyulog() {
+        let mut reg = FormatRegistry::default();
+        reg.insert(parse_format("inner:float[2] v;uint8_t[3] _padding0;").unwrap());
+        reg.insert(
+            parse_format(
+                "t:uint64_t timestamp;char[4] name;inner[2] i;bool ok;uint8_t[7] _padding0;",
+            )
+            .unwrap(),
+        );
+        let fields = reg.flatten("t").unwrap();
+        let (columns, _) = topic_columns(&fields);
+        let names: Vec<_> = columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "timestamp",
+                "name",
+                "i[0].v[0]",
+                "i[0].v[1]",
+                "i[0]._padding0[0]",
+                "i[0]._padding0[1]",
+                "i[0]._padding0[2]",
+                "i[1].v[0]",
+                "i[1].v[1]",
+                "i[1]._padding0[0]",
+                "i[1]._padding0[1]",
+                "i[1]._padding0[2]",
+                "ok"
+            ]
+        );
+        assert_eq!(columns[0].kind, Kind::UInt64);
+        assert_eq!(columns[1].kind, Kind::Text);
+        assert_eq!(columns[2].kind, Kind::Float);
+        assert_eq!(columns[12].kind, Kind::Bool);
+    }
+}

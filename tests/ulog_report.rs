@@ -1,0 +1,274 @@
+//! `ulog report`: runs on every corpus log, writes one self-contained HTML file (nothing
+//! fetched), and renders in headless Chromium (the screenshot is decoded and must not be blank).
+//!
+//! Chromium is Debian's `chromium` (or `$FOXBORNE_CHROMIUM`). Without it the browser test says
+//! SKIP, unless `FOXBORNE_REQUIRE_BROWSER=1`, when it fails.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("foxborne-report-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn report(log: &Path, out: &Path) -> std::process::Output {
+    Command::new(common::binary())
+        .args(["ulog", "report"])
+        .arg(log)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+/// Everything that would make a browser fetch something.
+const FETCHES: [&str; 7] = [
+    "<script", "<link", "<img", "<iframe", "src=", "url(", "@import",
+];
+
+#[test]
+#[cfg_attr(
+    foxborne_no_corpus,
+    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
+)]
+fn report_runs_on_every_corpus_log_and_fetches_nothing() {
+    let dir = scratch("corpus");
+    for log in common::corpus_logs() {
+        let name = log.file_stem().unwrap().to_string_lossy().to_string();
+        let out = dir.join(format!("{name}.html"));
+        let run = report(&log, &out);
+        assert_eq!(
+            run.status.code(),
+            Some(0),
+            "{name}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let html = std::fs::read_to_string(&out).unwrap();
+        assert!(html.starts_with("<!DOCTYPE html>"), "{name}");
+        assert!(html.ends_with("</html>\n"), "{name}");
+        for needle in FETCHES {
+            assert!(!html.contains(needle), "{name}: {needle}");
+        }
+        // The only URL is the SVG namespace.
+        let urls = html.matches("http").count();
+        assert_eq!(
+            urls,
+            html.matches("http://www.w3.org/2000/svg").count(),
+            "{name}"
+        );
+        assert!(html.contains("<h2>Summary</h2>") && html.contains("<h2>Findings</h2>"));
+        assert!(html.contains("<svg"), "{name}: at least one plot");
+    }
+}
+
+#[test]
+#[cfg_attr(
+    foxborne_no_corpus,
+    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
+)]
+fn report_shows_status_anchor_plots_markers_and_evidence_commands() {
+    let (Some(small), Some(log)) = (
+        common::corpus_log("pyulog_sample_log_small.ulg"),
+        common::corpus_log("pyulog_sample.ulg"),
+    ) else {
+        return;
+    };
+    let dir = scratch("content");
+    let out = dir.join("small.html");
+    assert_eq!(report(&small, &out).status.code(), Some(0));
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains(r#"<span class="status complete">complete</span>"#));
+    // UTC start from the GPS anchor.
+    assert!(html.contains("2021-04-21T"), "UTC start");
+    assert!(html.contains("GPS time from vehicle_gps_position, 32 fixes"));
+    for panel in [
+        "Altitude (m)",
+        "Roll (deg)",
+        "Pitch (deg)",
+        "Yaw (deg)",
+        "Battery voltage (V)",
+        "Battery current (A)",
+        "GPS fix and satellites",
+        "CPU load (%)",
+        "Vibration",
+    ] {
+        assert!(
+            html.contains(&format!("aria-label=\"{panel}\"")),
+            "plot {panel}"
+        );
+    }
+    assert!(html.contains("aria-label=\"Track\""), "position track");
+    // The outlier finding, with the command that shows its sample.
+    assert!(html.contains("timestamp_outlier"));
+    assert!(
+        html.contains("foxborne-receiver ulog record"),
+        "evidence command"
+    );
+
+    // The dropout of pyulog_sample.ulg is a marker.
+    let out = dir.join("r.html");
+    assert_eq!(report(&log, &out).status.code(), Some(0));
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("dropout of"), "dropout marker");
+
+    // A quarantined log: status and reason, exit 3, still a report.
+    let bytes = std::fs::read(&log).unwrap();
+    let cut = dir.join("cut.ulg");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2 + 3]).unwrap();
+    let out = dir.join("cut.html");
+    assert_eq!(report(&cut, &out).status.code(), Some(3));
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("status quarantined"));
+    assert!(html.contains("ulog record") && html.contains("--offset"));
+}
+
+fn chromium() -> Option<PathBuf> {
+    let candidates = std::env::var_os("FOXBORNE_CHROMIUM")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(["/usr/bin/chromium", "/usr/bin/chromium-browser"].map(PathBuf::from));
+    for c in candidates {
+        if c.is_file() {
+            return Some(c);
+        }
+    }
+    if std::env::var("FOXBORNE_REQUIRE_BROWSER").as_deref() == Ok("1") {
+        panic!("no chromium found and FOXBORNE_REQUIRE_BROWSER=1 (apt-get install chromium)");
+    }
+    eprintln!("SKIP: no chromium at /usr/bin/chromium (apt-get install chromium, or set FOXBORNE_CHROMIUM)");
+    None
+}
+
+/// Decodes an 8-bit RGB or RGBA PNG (as Chromium writes screenshots) into RGB pixels.
+fn decode_png(png: &[u8]) -> (usize, usize, Vec<[u8; 3]>) {
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
+    let (mut width, mut height, mut channels) = (0usize, 0usize, 0usize);
+    let mut idat = Vec::new();
+    let mut at = 8;
+    while at + 8 <= png.len() {
+        let len = u32::from_be_bytes(png[at..at + 4].try_into().unwrap()) as usize;
+        let kind = &png[at + 4..at + 8];
+        let data = &png[at + 8..at + 8 + len];
+        match kind {
+            b"IHDR" => {
+                width = u32::from_be_bytes(data[..4].try_into().unwrap()) as usize;
+                height = u32::from_be_bytes(data[4..8].try_into().unwrap()) as usize;
+                assert_eq!(data[8], 8, "bit depth");
+                channels = match data[9] {
+                    2 => 3,
+                    6 => 4,
+                    other => panic!("colour type {other}"),
+                };
+                assert_eq!(data[12], 0, "interlaced PNG");
+            }
+            b"IDAT" => idat.extend_from_slice(data),
+            b"IEND" => break,
+            _ => {}
+        }
+        at += 12 + len;
+    }
+    let raw = miniz_oxide::inflate::decompress_to_vec_zlib(&idat).expect("zlib data");
+    let stride = width * channels;
+    let mut prev = vec![0u8; stride];
+    let mut pixels = Vec::with_capacity(width * height);
+    for y in 0..height {
+        let row = &raw[y * (stride + 1)..(y + 1) * (stride + 1)];
+        let (filter, src) = (row[0], &row[1..]);
+        let mut cur = vec![0u8; stride];
+        for i in 0..stride {
+            let a = if i >= channels { cur[i - channels] } else { 0 };
+            let b = prev[i];
+            let c = if i >= channels { prev[i - channels] } else { 0 };
+            let predicted = match filter {
+                0 => 0,
+                1 => a,
+                2 => b,
+                3 => ((u16::from(a) + u16::from(b)) / 2) as u8,
+                4 => {
+                    let p = i16::from(a) + i16::from(b) - i16::from(c);
+                    let (pa, pb, pc) = (
+                        (p - i16::from(a)).abs(),
+                        (p - i16::from(b)).abs(),
+                        (p - i16::from(c)).abs(),
+                    );
+                    if pa <= pb && pa <= pc {
+                        a
+                    } else if pb <= pc {
+                        b
+                    } else {
+                        c
+                    }
+                }
+                other => panic!("PNG filter {other}"),
+            };
+            cur[i] = src[i].wrapping_add(predicted);
+        }
+        for px in cur.chunks(channels) {
+            pixels.push([px[0], px[1], px[2]]);
+        }
+        prev = cur;
+    }
+    (width, height, pixels)
+}
+
+#[test]
+#[cfg_attr(
+    foxborne_no_corpus,
+    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
+)]
+fn report_renders_in_headless_chromium() {
+    let Some(log) = common::corpus_log("pyulog_sample.ulg") else {
+        return;
+    };
+    let Some(browser) = chromium() else {
+        return;
+    };
+    let dir = scratch("browser");
+    let html = dir.join("report.html");
+    assert_eq!(report(&log, &html).status.code(), Some(0));
+    let shot = dir.join("shot.png");
+    let profile = dir.join("profile");
+    let run = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg("--window-size=1400,2400")
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .unwrap();
+    assert!(
+        shot.is_file(),
+        "no screenshot: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let (w, h, pixels) = decode_png(&std::fs::read(&shot).unwrap());
+    assert_eq!((w, h), (1400, 2400));
+    let white = |p: &[u8; 3]| p.iter().all(|c| *c >= 245);
+    let inked = pixels.iter().filter(|p| !white(p)).count();
+    let share = inked as f64 / pixels.len() as f64;
+    assert!(
+        share > 0.03,
+        "the page looks blank: {share:.4} of pixels not white"
+    );
+    // Plot lines in colour, not just black text: the palette's blue is there.
+    let blue = pixels
+        .iter()
+        .filter(|p| p[2] > 150 && p[0] < 90 && p[1] > 90 && p[1] < 160)
+        .count();
+    assert!(blue > 500, "no plot line pixels ({blue})");
+    let _ = std::fs::remove_dir_all(&dir);
+}
