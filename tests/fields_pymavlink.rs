@@ -60,7 +60,7 @@ fn every_field_of_every_corpus_frame_equals_pymavlink() {
         "no .tlog in {}",
         corpus.join("tlog").display()
     );
-    let out = std::env::temp_dir().join(format!("foxborne-fields-{}", std::process::id()));
+    let out = common::scratch("fields");
     std::fs::create_dir_all(&out).unwrap();
     let mut pairs = Vec::new();
     for tlog in &tlogs {
@@ -88,7 +88,6 @@ fn every_field_of_every_corpus_frame_equals_pymavlink() {
         script.display(),
         String::from_utf8_lossy(&run.stderr)
     );
-    std::fs::remove_dir_all(&out).unwrap();
     let report: Value = serde_json::from_slice(&run.stdout).expect("the script's JSON report");
 
     assert_eq!(

@@ -5,11 +5,8 @@ mod common;
 
 use std::process::Command;
 
-fn temp(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("foxborne-ulog-bin-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn temp(name: &str) -> common::Scratch {
+    common::scratch(name)
 }
 
 #[test]

@@ -7,7 +7,7 @@ mod common;
 use clap::Parser;
 use foxborne_receiver::cmd::ulog::{run, UlogCommand};
 use foxborne_receiver::ulog::writer::UlogWriter;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 #[derive(Parser)]
 struct Cli {
@@ -21,11 +21,8 @@ fn ulog(args: &[&str]) -> i32 {
     run(cli.cmd).expect("verb runs")
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("foxborne-ulog-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> common::Scratch {
+    common::scratch(name)
 }
 
 /// A small complete log: one topic at 100 Hz with a 1 s stall, a 120 ms dropout, a console

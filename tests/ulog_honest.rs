@@ -44,11 +44,8 @@ fn corpus(name: &str) -> Option<Vec<u8>> {
     common::corpus_log(name).map(|p| std::fs::read(p).unwrap())
 }
 
-fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("foxborne-honest-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> common::Scratch {
+    common::scratch(name)
 }
 
 /// A deterministic byte stream (xorshift), for garbage.

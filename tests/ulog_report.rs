@@ -9,11 +9,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("foxborne-report-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> common::Scratch {
+    common::scratch(name)
 }
 
 fn report(log: &Path, out: &Path) -> std::process::Output {

@@ -377,3 +377,46 @@ pub fn python() -> Option<PathBuf> {
     );
     None
 }
+
+/// A scratch folder for one test, removed when it goes out of scope (kept when the test fails,
+/// to look at). Dereferences to its path.
+pub struct Scratch(Option<tempfile::TempDir>);
+
+impl std::ops::Deref for Scratch {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        self.0.as_ref().expect("present until dropped").path()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            if let Some(dir) = self.0.take() {
+                eprintln!("kept for inspection: {}", dir.keep().display());
+            }
+        }
+    }
+}
+
+pub fn scratch(name: &str) -> Scratch {
+    Scratch(Some(
+        tempfile::Builder::new()
+            .prefix(&format!("foxborne-{name}-"))
+            .tempdir()
+            .unwrap(),
+    ))
+}
+
+impl AsRef<std::path::Path> for Scratch {
+    fn as_ref(&self) -> &std::path::Path {
+        self
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        let path: &std::path::Path = self;
+        path.as_os_str()
+    }
+}
