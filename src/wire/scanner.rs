@@ -169,13 +169,10 @@ fn examine_v1(buf: &[u8], work: &mut u64) -> Candidate {
         msgid: Some(msgid),
         sysid: Some(buf[3]),
     };
-    // Refused on the header alone, before waiting for the claimed bytes or computing a CRC.
-    let Some(info) = dialect::lookup(msgid) else {
-        return invalid(RejectReason::UnknownMessage);
+    let info = match plausible_header(msgid, payload_len) {
+        Ok(info) => info,
+        Err(reason) => return invalid(reason),
     };
-    if payload_len > info.max_len as usize {
-        return invalid(RejectReason::BadLength);
-    }
     if buf.len() < len {
         return Candidate::NeedMore;
     }
@@ -211,13 +208,10 @@ fn examine_v2(buf: &[u8], keys: &SigningKeys, work: &mut u64) -> Candidate {
     if incompat & !IFLAG_SIGNED != 0 {
         return invalid(RejectReason::IncompatFlags);
     }
-    // Refused on the header alone, before waiting for the claimed bytes or computing a CRC.
-    let Some(info) = dialect::lookup(msgid) else {
-        return invalid(RejectReason::UnknownMessage);
+    let info = match plausible_header(msgid, payload_len) {
+        Ok(info) => info,
+        Err(reason) => return invalid(reason),
     };
-    if payload_len > info.max_len as usize {
-        return invalid(RejectReason::BadLength);
-    }
     if buf.len() < len {
         return Candidate::NeedMore;
     }
@@ -245,6 +239,17 @@ fn examine_v2(buf: &[u8], keys: &SigningKeys, work: &mut u64) -> Candidate {
         name: info.name,
         signature,
     }
+}
+
+/// The checks a header must pass before its frame is waited for or CRC'd: a message the
+/// dialect defines, and a payload no longer than that message ever is. What keeps the
+/// scanner's work bounded by its input (see the module docs).
+fn plausible_header(msgid: u32, payload_len: usize) -> Result<dialect::MessageInfo, RejectReason> {
+    let info = dialect::lookup(msgid).ok_or(RejectReason::UnknownMessage)?;
+    if payload_len > info.max_len as usize {
+        return Err(RejectReason::BadLength);
+    }
+    Ok(info)
 }
 
 fn crc_matches(covered: &[u8], crc_extra: u8, checksum: &[u8]) -> bool {
