@@ -65,20 +65,6 @@ impl Replay {
     }
 }
 
-/// Findings of receipts given all at once (tests, benches).
-pub fn findings<'a>(
-    receipts: impl IntoIterator<Item = (&'a MonitorInput, &'a str)>,
-    settings: WatchSettings,
-) -> Vec<Event> {
-    let mut replay = Replay::new(settings);
-    let mut events = Vec::new();
-    for (input, link) in receipts {
-        events.extend(replay.receipt(input, link));
-    }
-    events.extend(replay.finish());
-    events
-}
-
 /// What reading one file found besides its receipts: lines that are not receipts, SYSTEM_TIME
 /// without fields. Reported as warnings naming the file and line.
 #[derive(Debug, Default)]

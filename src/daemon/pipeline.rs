@@ -448,7 +448,6 @@ impl Pipeline {
             }),
             vehicles,
             links,
-            receive_log: stream(&self.sinks.receive),
             streams,
             open_gaps: self.watch.gap.open_gaps().len(),
             receipts: self

@@ -79,11 +79,6 @@ impl EventOrder {
         out
     }
 
-    /// Everything still waiting, oldest first (at shutdown, when every link has stopped).
-    pub fn drain(&mut self) -> Vec<MonitorInput> {
-        self.release(i64::MAX)
-    }
-
     pub fn len(&self) -> usize {
         self.pending.len()
     }
@@ -136,7 +131,7 @@ mod tests {
             .collect();
         assert_eq!(out, vec![T0 + S, T0 + 2 * S]);
         assert_eq!(order.len(), 1);
-        assert_eq!(order.drain().len(), 1);
+        assert_eq!(order.release(i64::MAX).len(), 1);
         assert!(order.is_empty());
     }
 

@@ -20,8 +20,6 @@ pub struct StatusSnapshot {
     pub clock: Option<ClockSnapshot>,
     pub vehicles: Vec<VehicleSnapshot>,
     pub links: Vec<LinkSnapshot>,
-    /// The receive log's writer (also listed in `streams`).
-    pub receive_log: StreamSnapshot,
     /// Every file stream: receive, tlog (when on), events.
     pub streams: Vec<StreamSnapshot>,
     pub open_gaps: usize,
@@ -30,6 +28,13 @@ pub struct StatusSnapshot {
     /// Frames missing from sequence numbers, by link and system id.
     pub sequence_lost: Vec<SequenceLoss>,
     pub webhook: Option<WebhookSnapshot>,
+}
+
+impl StatusSnapshot {
+    /// The receive log's writer, from `streams`.
+    pub fn receive_log(&self) -> Option<&StreamSnapshot> {
+        self.streams.iter().find(|s| s.name == "receive")
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -164,7 +169,6 @@ pub(crate) fn example() -> StatusSnapshot {
             dropped: [("overload".to_string(), 5), ("kernel".to_string(), 2)].into(),
             ..Default::default()
         }],
-        receive_log: stream("receive", 1200),
         streams: vec![stream("receive", 1200), stream("events", 9)],
         open_gaps: 1,
         receipts: vec![MessageCount {

@@ -109,12 +109,13 @@ pub fn render(s: &StatusSnapshot) -> String {
         ]);
     }
     out.push_str(&columns(&rows));
-    let r = &s.receive_log;
-    let _ = writeln!(
-        out,
-        "\nReceive log: {} lines written, {} pending bytes, {} dropped, {} write errors",
-        r.lines_written, r.pending_bytes, r.dropped_lines, r.write_errors
-    );
+    if let Some(r) = s.receive_log() {
+        let _ = writeln!(
+            out,
+            "\nReceive log: {} lines written, {} pending bytes, {} dropped, {} write errors",
+            r.lines_written, r.pending_bytes, r.dropped_lines, r.write_errors
+        );
+    }
     out
 }
 
