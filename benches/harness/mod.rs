@@ -136,7 +136,7 @@ impl BenchDaemon {
     /// Latency (ms) of each telemetry_gap `open` event: its arrival on SSE minus its deadline.
     pub fn gap_alert_latencies(&self) -> mpsc::Receiver<f64> {
         let mut sse = TcpStream::connect(&self.http).unwrap();
-        sse.write_all(b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+        sse.write_all(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             .unwrap();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
