@@ -420,3 +420,110 @@ impl AsRef<std::ffi::OsStr> for Scratch {
         path.as_os_str()
     }
 }
+
+/// One Server-Sent Event as a client sees it.
+#[derive(Debug, Clone, Default)]
+pub struct SseEvent {
+    pub id: Option<String>,
+    /// `None` for the default (`message`) type.
+    pub event: Option<String>,
+    pub data: String,
+}
+
+impl SseEvent {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.data).unwrap_or_else(|e| panic!("{e}: {}", self.data))
+    }
+}
+
+/// An `/events` client: its events on a channel (comments skipped), and the stream, so the
+/// test can hang up. `connected` is received once the response head and the opening comment
+/// have arrived, so events sent after it reach this client.
+pub struct SseClient {
+    pub events: mpsc::Receiver<SseEvent>,
+    pub stream: std::net::TcpStream,
+}
+
+impl SseClient {
+    pub fn connect(addr: &str, last_event_id: Option<&str>) -> SseClient {
+        use std::io::Write;
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        let resume = last_event_id
+            .map(|id| format!("Last-Event-ID: {id}\r\n"))
+            .unwrap_or_default();
+        write!(
+            stream,
+            "GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n{resume}\r\n"
+        )
+        .unwrap();
+        let reader = stream.try_clone().unwrap();
+        let (tx, events) = mpsc::channel();
+        let (opened_tx, opened) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut current = SseEvent::default();
+            for line in BufReader::new(reader).lines().map_while(Result::ok) {
+                // The body is chunked: chunk-size lines are hex digits alone, and the blank line
+                // ending each event arrives as an empty line.
+                let line = line.trim_end_matches('\r');
+                if line.starts_with(": foxborne-receiver events") {
+                    let _ = opened_tx.send(());
+                } else if let Some(v) = line.strip_prefix("id: ").or(line.strip_prefix("id:")) {
+                    current.id = Some(v.to_string());
+                } else if let Some(v) = line.strip_prefix("event: ").or(line.strip_prefix("event:"))
+                {
+                    current.event = Some(v.to_string());
+                } else if let Some(v) = line.strip_prefix("data: ").or(line.strip_prefix("data:")) {
+                    current.data = v.to_string();
+                } else if line.is_empty() && !current.data.is_empty() {
+                    if tx.send(std::mem::take(&mut current)).is_err() {
+                        break;
+                    }
+                }
+            }
+        });
+        opened
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the /events stream did not open");
+        SseClient { events, stream }
+    }
+
+    /// The next event satisfying `wanted`, skipping others; panics after `timeout`.
+    pub fn next(&self, timeout: Duration, wanted: impl Fn(&SseEvent) -> bool) -> SseEvent {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.events.recv_timeout(left) {
+                Ok(e) if wanted(&e) => return e,
+                Ok(_) => {}
+                Err(e) => panic!("no wanted /events event within {timeout:?} ({e})"),
+            }
+        }
+    }
+
+    pub fn hang_up(self) {
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+/// One raw HTTP exchange: `request` as written, the whole response as read until the server
+/// closes (or 10 s pass).
+pub fn http_raw(addr: &str, request: &[u8]) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream.write_all(request).unwrap();
+    let mut bytes = Vec::new();
+    let _ = stream.read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The status code of a raw HTTP response.
+pub fn status_code(response: &str) -> u16 {
+    response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP response: {response:?}"))
+}
