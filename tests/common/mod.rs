@@ -81,6 +81,16 @@ impl Daemon {
 
     /// As [`Daemon::start`], with extra environment variables (`{dir}` expanded in values too).
     pub fn start_with_env(name: &str, config: &str, env: &[(&str, &str)]) -> Daemon {
+        Self::start_customized(name, config, env, |_| {})
+    }
+
+    /// As [`Daemon::start_with_env`], with a last say over the command (e.g. resource limits).
+    pub fn start_customized(
+        name: &str,
+        config: &str,
+        env: &[(&str, &str)],
+        customize: impl FnOnce(&mut Command),
+    ) -> Daemon {
         let dir = std::env::temp_dir().join(format!("foxborne-it-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -90,14 +100,14 @@ impl Daemon {
         for (k, v) in env {
             command.env(k, v.replace("{dir}", dir.to_str().unwrap()));
         }
-        let mut child = command
+        command
             .args(["run", "--config"])
             .arg(dir.join("receiver.toml"))
             .env("RUST_LOG", "info")
             .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
+            .stdout(Stdio::null());
+        customize(&mut command);
+        let mut child = command.spawn().unwrap();
         let stderr = child.stderr.take().unwrap();
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
@@ -526,4 +536,24 @@ pub fn status_code(response: &str) -> u16 {
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or_else(|| panic!("not an HTTP response: {response:?}"))
+}
+
+/// A process's CPU time so far (user + system), from /proc.
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let f: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    (f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap()) / 100.0
+}
+
+/// Raises this process's open-file limit to its hard limit (tests that hold many sockets).
+pub fn raise_own_nofile() -> u64 {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let (_, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
+    setrlimit(Resource::RLIMIT_NOFILE, hard, hard).unwrap();
+    hard
 }
