@@ -36,6 +36,15 @@ async fn record(
     request: hyper::Request<hyper::body::Incoming>,
     sink: Sink,
 ) -> Result<hyper::Response<String>, std::convert::Infallible> {
+    record_answering(request, sink, 200).await
+}
+
+/// Reports the request and answers it with `status`.
+async fn record_answering(
+    request: hyper::Request<hyper::body::Incoming>,
+    sink: Sink,
+    status: u16,
+) -> Result<hyper::Response<String>, std::convert::Infallible> {
     let headers = request
         .headers()
         .iter()
@@ -48,7 +57,38 @@ async fn record(
         headers,
         body: serde_json::from_slice(&body).unwrap(),
     });
-    Ok(hyper::Response::new(String::new()))
+    let mut response = hyper::Response::new(String::new());
+    *response.status_mut() = hyper::StatusCode::from_u16(status).unwrap();
+    Ok(response)
+}
+
+/// A plain HTTP endpoint that answers the n-th request (from 0) with `answers(n)`.
+fn serve_answers(
+    runtime: &tokio::runtime::Runtime,
+    answers: fn(usize) -> u16,
+) -> (String, mpsc::Receiver<Posted>) {
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let (tx, rx) = mpsc::channel();
+    let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    runtime.spawn(async move {
+        loop {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let (tx, count) = (tx.clone(), count.clone());
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |r| {
+                    let n = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    record_answering(r, tx.clone(), answers(n))
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(tcp), service)
+                    .await;
+            });
+        }
+    });
+    (addr, rx)
 }
 
 fn serve_http(
@@ -260,4 +300,66 @@ format = "json"
         slack.try_recv().is_err() && json.try_recv().is_err(),
         "nothing else posted"
     );
+}
+
+/// 5xx answers are tried again (with back-off) until delivered; a 4xx is given up at once.
+#[test]
+fn server_errors_are_retried_and_client_errors_are_not() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (flaky_addr, flaky) = serve_answers(&runtime, |n| if n < 2 { 503 } else { 200 });
+    let (refusing_addr, refusing) = serve_answers(&runtime, |_| 403);
+    let config = format!(
+        r#"data_dir = "{{dir}}/data"
+fsync_interval_s = 0.05
+[[link]]
+name = "radio1"
+udp = "127.0.0.1:0"
+[gap]
+threshold_s = 1.0
+[http]
+listen = "127.0.0.1:0"
+[[webhook]]
+name = "flaky"
+url = "http://{flaky_addr}/alerts"
+[[webhook]]
+name = "refusing"
+url = "http://{refusing_addr}/alerts"
+"#
+    );
+    let mut d = Daemon::start("webhooks-retry", &config);
+    let udp = d.udp_addr("radio1");
+    let http = d.http_addr();
+    d.wait_for("receiver started", WAIT);
+    UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .send_to(&hb(6, 0), udp)
+        .unwrap();
+    // The same open event three times at the flaky endpoint: 503, 503, then 200.
+    let tries: Vec<Posted> = (0..3)
+        .map(|_| flaky.recv_timeout(WAIT).expect("a retry"))
+        .collect();
+    assert!(tries.iter().all(|t| t.body == tries[0].body));
+    assert_eq!(tries[0].body["state"], "open");
+    // Once at the refusing one, and never again.
+    let refused = refusing.recv_timeout(WAIT).unwrap();
+    assert_eq!(refused.body, tries[0].body);
+    let webhook = |name: &str| -> serde_json::Value {
+        let status: serde_json::Value =
+            serde_json::from_str(&common::http_get(&http, "/status")).unwrap();
+        status["webhooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["name"] == name)
+            .cloned()
+            .unwrap()
+    };
+    assert!(common::eventually(WAIT, || webhook("flaky")["sent"] == 1
+        && webhook("refusing")["dropped"] == 1));
+    assert_eq!(webhook("flaky")["failed_attempts"], 2);
+    assert_eq!(webhook("refusing")["failed_attempts"], 1);
+    assert!(refusing.try_recv().is_err(), "a 403 was retried");
+    d.wait_for("not retrying a client error", WAIT);
+    assert!(d.stop().success());
+    assert!(refusing.try_recv().is_err() && flaky.try_recv().is_err());
 }
