@@ -14,6 +14,7 @@ use super::notify::Notifier;
 use super::scan::{LinkBatch, LinkNote, SequenceFigures};
 use crate::link::LinkId;
 use crate::monitor::event::{DroppedKind, LinkKind as LinkEventKind, LinkState as LinkEventState};
+use crate::monitor::heartbeat::{describe, LastHeartbeat};
 use crate::monitor::{
     format_utc_ms, watermark, ClockWatch, DroppedEvent, Event, EventOrder, LinkEvent, UtcTime,
     Watch,
@@ -22,8 +23,8 @@ use crate::recorder::{LinkCounters, Output};
 use crate::sink::writer::Batch;
 use crate::sink::WriterHandle;
 use crate::status::{
-    ClockSnapshot, LinkSnapshot, MessageCount, SequenceLoss, StatusSnapshot, StreamSnapshot,
-    VehicleSnapshot, WebhookSnapshot,
+    ClockSnapshot, HeartbeatSnapshot, LinkSnapshot, MessageCount, SequenceLoss, StatusSnapshot,
+    StreamSnapshot, VehicleLinkSnapshot, VehicleSnapshot, WebhookSnapshot,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
@@ -65,6 +66,10 @@ pub struct LinkStatus {
     /// Receipts at the last housekeeping tick, and the rate since the one before.
     pub receipts_at_tick: u64,
     pub rate_per_s: f64,
+    /// Frames per system at the last housekeeping tick, and each system's rate since the one
+    /// before (the range board's frames/s per vehicle and link).
+    pub frames_at_tick: BTreeMap<u8, u64>,
+    pub frame_rates: BTreeMap<u8, f64>,
 }
 
 impl LinkStatus {
@@ -84,6 +89,8 @@ impl LinkStatus {
             drops_reported_at_ns: 0,
             receipts_at_tick: 0,
             rate_per_s: 0.0,
+            frames_at_tick: BTreeMap::new(),
+            frame_rates: BTreeMap::new(),
         }
     }
 
@@ -336,8 +343,14 @@ impl Pipeline {
             let status = &mut self.links[link.index()];
             if dt > 0.0 {
                 status.rate_per_s = (receipts - status.receipts_at_tick) as f64 / dt;
+                status.frame_rates = frame_rates(&status.frames_at_tick, &status.sequences, dt);
             }
             status.receipts_at_tick = receipts;
+            status.frames_at_tick = status
+                .sequences
+                .iter()
+                .map(|(&sysid, f)| (sysid, f.received))
+                .collect();
         }
         self.last_tick_ns = now;
         self.published.send_replace(Arc::new(self.snapshot(now)));
@@ -370,6 +383,7 @@ impl Pipeline {
                 let latency = self.watch.latency.estimate(v.sysid, now_ns);
                 let on_utc = latency.filter(|l| l.clock_offset_ns.is_none());
                 let (received, lost) = loss_by_sysid.get(&v.sysid).copied().unwrap_or_default();
+                let heartbeats = self.watch.heartbeats.get(v.sysid);
                 VehicleSnapshot {
                     sysid: v.sysid,
                     name: v.name.clone(),
@@ -391,6 +405,20 @@ impl Pipeline {
                     } else {
                         100.0 * lost as f64 / (received + lost) as f64
                     },
+                    first_heard_utc: heartbeats.and_then(|h| h.first_heard_ns).map(format_utc_ms),
+                    per_link: self
+                        .links
+                        .iter()
+                        .filter_map(|l| {
+                            let figures = l.sequences.get(&v.sysid)?;
+                            Some(VehicleLinkSnapshot {
+                                link: l.name.clone(),
+                                frames: figures.received,
+                                frames_per_s: l.frame_rates.get(&v.sysid).copied().unwrap_or(0.0),
+                            })
+                        })
+                        .collect(),
+                    heartbeat: heartbeats.and_then(|h| h.latest).map(heartbeat_snapshot),
                 }
             })
             .collect();
@@ -618,5 +646,93 @@ impl Pipeline {
         self.advance();
         self.housekeeping();
         self
+    }
+}
+
+/// Each system's frames per second on a link since the last tick, `dt` seconds ago. A system
+/// first seen since then counts from zero; a count that went back (never expected, the
+/// scanner's counters only grow) gives zero rather than a negative rate.
+fn frame_rates(
+    before: &BTreeMap<u8, u64>,
+    now: &BTreeMap<u8, SequenceFigures>,
+    dt: f64,
+) -> BTreeMap<u8, f64> {
+    now.iter()
+        .map(|(&sysid, f)| {
+            let was = before.get(&sysid).copied().unwrap_or(0);
+            (sysid, f.received.saturating_sub(was) as f64 / dt)
+        })
+        .collect()
+}
+
+fn heartbeat_snapshot(last: LastHeartbeat) -> HeartbeatSnapshot {
+    let f = last.fields;
+    let words = describe(&f);
+    HeartbeatSnapshot {
+        utc: format_utc_ms(last.utc_ns),
+        compid: last.compid,
+        mav_type: f.mav_type,
+        autopilot: f.autopilot,
+        base_mode: f.base_mode,
+        custom_mode: f.custom_mode,
+        system_status: f.system_status,
+        type_name: words.vehicle_type,
+        autopilot_name: words.autopilot,
+        mode: words.mode,
+        status: words.status,
+        armed: words.armed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn figures(received: u64) -> SequenceFigures {
+        SequenceFigures {
+            received,
+            lost: 0,
+            late: 0,
+        }
+    }
+
+    #[test]
+    fn frame_rates_are_per_system_since_the_last_tick() {
+        let before: BTreeMap<u8, u64> = [(1, 100), (2, 40)].into();
+        let now: BTreeMap<u8, SequenceFigures> =
+            [(1, figures(125)), (2, figures(40)), (3, figures(5))].into();
+        let rates = frame_rates(&before, &now, 0.5);
+        assert_eq!(rates, [(1, 50.0), (2, 0.0), (3, 10.0)].into());
+        // Counters never go back; if they did, no negative rate.
+        let rates = frame_rates(&[(1, 200)].into(), &now, 0.5);
+        assert_eq!(rates[&1], 0.0);
+    }
+
+    #[test]
+    fn a_heartbeat_snapshot_carries_the_fields_and_their_words() {
+        let last = LastHeartbeat {
+            compid: 1,
+            utc_ns: 1_790_000_000_000_000_000,
+            fields: crate::wire::fields::Heartbeat {
+                custom_mode: 6,
+                mav_type: 2,
+                autopilot: 3,
+                base_mode: 0x81,
+                system_status: 5,
+                mavlink_version: 3,
+            },
+        };
+        let s = heartbeat_snapshot(last);
+        assert_eq!(
+            (
+                s.mode.as_str(),
+                s.status.as_str(),
+                s.type_name.as_str(),
+                s.armed
+            ),
+            ("RTL", "CRITICAL", "QUADROTOR", true)
+        );
+        assert_eq!((s.mav_type, s.custom_mode, s.compid), (2, 6, 1));
+        assert_eq!(s.utc, format_utc_ms(last.utc_ns));
     }
 }

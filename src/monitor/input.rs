@@ -14,6 +14,8 @@ pub enum MonitorInput {
         sysid: u8,
         compid: u8,
         utc_ns: i64,
+        /// The payload, when known (a receive-log line carries it only in its `fields`).
+        fields: Option<fields::Heartbeat>,
     },
     SystemTime {
         link: LinkId,
@@ -51,6 +53,7 @@ impl MonitorInput {
                 sysid: frame.sysid,
                 compid: frame.compid,
                 utc_ns,
+                fields: Some(fields::heartbeat(frame.payload)),
             }),
             SYSTEM_TIME => {
                 let t = fields::system_time(frame.payload);
@@ -80,6 +83,7 @@ impl MonitorInput {
                 sysid: record.sysid,
                 compid: record.compid,
                 utc_ns,
+                fields: record.fields.as_ref().and_then(heartbeat_fields),
             })),
             SYSTEM_TIME => {
                 let fields = record.fields.as_ref();
@@ -112,5 +116,46 @@ impl MonitorInput {
                 utc_ns
             }
         }
+    }
+}
+
+/// A HEARTBEAT's payload from a receive-log line's `fields`, when every field is there.
+fn heartbeat_fields(fields: &serde_json::Value) -> Option<fields::Heartbeat> {
+    let get = |k: &str| fields.get(k).and_then(|v| v.as_u64());
+    let byte = |k: &str| get(k).and_then(|v| u8::try_from(v).ok());
+    Some(fields::Heartbeat {
+        custom_mode: u32::try_from(get("custom_mode")?).ok()?,
+        mav_type: byte("type")?,
+        autopilot: byte("autopilot")?,
+        base_mode: byte("base_mode")?,
+        system_status: byte("system_status")?,
+        mavlink_version: byte("mavlink_version")?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_receive_log_heartbeat_carries_its_fields_when_written() {
+        let line = r#"{"recv_utc":"2026-09-24T14:32:03.912Z","mono_ns":1,"link":"radio1","sysid":4,"compid":1,"msgid":0,"msg":"HEARTBEAT","seq":17,"len":9,"ver":2,"fields":{"type":2,"autopilot":3,"base_mode":81,"custom_mode":5,"system_status":4,"mavlink_version":3}}"#;
+        let record: ReceiptRecord = serde_json::from_str(line).unwrap();
+        let Ok(Some(MonitorInput::Heartbeat { fields, .. })) =
+            MonitorInput::from_record(LinkId::FIRST, &record, 0)
+        else {
+            panic!("not a heartbeat input");
+        };
+        let f = fields.unwrap();
+        assert_eq!(
+            (f.mav_type, f.autopilot, f.base_mode, f.custom_mode),
+            (2, 3, 81, 5)
+        );
+        let bare: ReceiptRecord =
+            serde_json::from_str(&line.replace(r#","fields":{"type":2,"autopilot":3,"base_mode":81,"custom_mode":5,"system_status":4,"mavlink_version":3}"#, "")).unwrap();
+        assert!(matches!(
+            MonitorInput::from_record(LinkId::FIRST, &bare, 0),
+            Ok(Some(MonitorInput::Heartbeat { fields: None, .. }))
+        ));
     }
 }

@@ -104,6 +104,7 @@ mod tests {
             sysid,
             compid: 1,
             utc_ns,
+            fields: None,
         }
     }
 

@@ -1,6 +1,6 @@
 //! Pure monitors over receipts, shared by the live daemon and `analyze`: the telemetry_gap
 //! detector ([`gap`]), the SYSTEM_TIME latency estimator ([`latency`]), the receiver clock watch
-//! ([`ntp`]), what they are fed ([`input`]) in event-time order ([`merge`]), and the events they
+//! ([`ntp`]), what each system's heartbeat says of it ([`heartbeat`]), what they are fed ([`input`]) in event-time order ([`merge`]), and the events they
 //! produce ([`event`]).
 //!
 //! Nothing in this module reads a clock, opens a socket or touches a file. Time is always an
@@ -10,6 +10,7 @@
 
 pub mod event;
 pub mod gap;
+pub mod heartbeat;
 pub mod histogram;
 pub mod input;
 pub mod latency;

@@ -5,6 +5,7 @@
 
 use super::event::Event;
 use super::gap::{GapConfig, GapDetector};
+use super::heartbeat::HeartbeatTracker;
 use super::input::MonitorInput;
 use super::latency::{LatencyConfig, LatencyEstimator};
 use super::ntp::ClockStatus;
@@ -32,6 +33,8 @@ impl Default for WatchSettings {
 pub struct Watch {
     pub gap: GapDetector,
     pub latency: LatencyEstimator,
+    /// What each system's heartbeats say (mode, status), for the status snapshot.
+    pub heartbeats: HeartbeatTracker,
     report_interval_ns: i64,
     next_report_ns: Option<i64>,
 }
@@ -41,6 +44,7 @@ impl Watch {
         Self {
             gap: GapDetector::new(settings.gap, start_utc_ns),
             latency: LatencyEstimator::new(settings.latency),
+            heartbeats: HeartbeatTracker::default(),
             report_interval_ns: seconds_to_ns(settings.report_interval_s).max(1),
             next_report_ns: None,
         }
@@ -50,12 +54,22 @@ impl Watch {
     /// `open` and `closed` when no poll saw the gap).
     pub fn observe(&mut self, observation: &MonitorInput, link_name: &str) -> Vec<Event> {
         match *observation {
-            MonitorInput::Heartbeat { sysid, utc_ns, .. } => self
-                .gap
-                .on_heartbeat(sysid, link_name, utc_ns)
-                .into_iter()
-                .map(Event::from)
-                .collect(),
+            MonitorInput::Heartbeat {
+                sysid,
+                compid,
+                utc_ns,
+                fields,
+                ..
+            } => {
+                if !self.gap.config().ignore_sysids.contains(&sysid) {
+                    self.heartbeats.observe(sysid, compid, utc_ns, fields);
+                }
+                self.gap
+                    .on_heartbeat(sysid, link_name, utc_ns)
+                    .into_iter()
+                    .map(Event::from)
+                    .collect()
+            }
             MonitorInput::SystemTime {
                 sysid,
                 utc_ns,

@@ -66,6 +66,43 @@ pub struct VehicleSnapshot {
     /// Every latency sample since start, cumulative (for `foxborne_latency_seconds`).
     #[serde(default)]
     pub latency_histogram: Option<HistogramSnapshot>,
+    /// The first heartbeat since the receiver started.
+    #[serde(default)]
+    pub first_heard_utc: Option<String>,
+    /// Frames from this system on each link that heard it, and their rate over the last
+    /// housekeeping tick.
+    #[serde(default)]
+    pub per_link: Vec<VehicleLinkSnapshot>,
+    /// What its (autopilot's) latest HEARTBEAT says.
+    #[serde(default)]
+    pub heartbeat: Option<HeartbeatSnapshot>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct VehicleLinkSnapshot {
+    pub link: String,
+    pub frames: u64,
+    pub frames_per_s: f64,
+}
+
+/// A HEARTBEAT's fields as sent, and in words (see [`crate::monitor::heartbeat`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HeartbeatSnapshot {
+    pub utc: String,
+    pub compid: u8,
+    #[serde(rename = "type")]
+    pub mav_type: u8,
+    pub autopilot: u8,
+    pub base_mode: u8,
+    pub custom_mode: u32,
+    pub system_status: u8,
+    pub type_name: String,
+    pub autopilot_name: String,
+    /// The flight mode: `LOITER`, `AUTO.MISSION`, ...
+    pub mode: String,
+    /// MAV_STATE without its prefix: `ACTIVE`, `STANDBY`, `CRITICAL`, ...
+    pub status: String,
+    pub armed: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -178,6 +215,26 @@ pub(crate) fn example() -> StatusSnapshot {
                         h.observe(ms * 1_000_000);
                     }
                     h.snapshot()
+                }),
+                first_heard_utc: Some("2026-09-24T14:01:00.000Z".into()),
+                per_link: vec![VehicleLinkSnapshot {
+                    link: "radio1".into(),
+                    frames: 1100,
+                    frames_per_s: 18.5,
+                }],
+                heartbeat: Some(HeartbeatSnapshot {
+                    utc: "2026-09-24T14:32:03.912Z".into(),
+                    compid: 1,
+                    mav_type: 2,
+                    autopilot: 3,
+                    base_mode: 0x81 | 0x10,
+                    custom_mode: 5,
+                    system_status: 4,
+                    type_name: "QUADROTOR".into(),
+                    autopilot_name: "ARDUPILOTMEGA".into(),
+                    mode: "LOITER".into(),
+                    status: "ACTIVE".into(),
+                    armed: true,
                 }),
             },
             VehicleSnapshot {
