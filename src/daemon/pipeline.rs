@@ -511,6 +511,7 @@ impl Pipeline {
                 })
                 .collect(),
             http: None,
+            publish: None,
         }
     }
 
