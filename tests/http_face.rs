@@ -141,6 +141,54 @@ fn off_loopback_a_token_is_required_and_check_config_refuses_a_listener_without_
     assert_eq!(status_code(&allowed), 200, "{allowed}");
     assert!(allowed.contains("\"vehicles\""));
 
+    // A browser cannot send the header: it proves the token once at `/?token=`, is given an
+    // HttpOnly cookie and sent to `/` (the token leaves the address bar), and is let in by the
+    // cookie from then on. The board itself is refused without either.
+    let get = |path: &str, extra: &str| {
+        http_raw(
+            &addr,
+            format!("GET {path} HTTP/1.1\r\nHost: range-gw\r\n{extra}Connection: close\r\n\r\n")
+                .as_bytes(),
+        )
+    };
+    assert_eq!(status_code(&get("/", "")), 401);
+    assert_eq!(
+        status_code(&get("/?token=wrong-token-wrong-token", "")),
+        401
+    );
+    // Only the board's entry takes the token from the address.
+    assert_eq!(
+        status_code(&get(&format!("/status?token={token}"), "")),
+        401
+    );
+    let entry = get(&format!("/?token={token}"), "");
+    assert_eq!(status_code(&entry), 303, "{entry}");
+    assert!(entry.to_lowercase().contains("location: /\r\n"), "{entry}");
+    let cookie = entry
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .unwrap_or_else(|| panic!("no set-cookie: {entry}"));
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    assert!(
+        !cookie.contains(token),
+        "the cookie carries the token hex-encoded: {cookie}"
+    );
+    let pair = cookie.split(';').next().unwrap();
+    let with_cookie = format!("Cookie: {pair}\r\n");
+    let page = get("/", &with_cookie);
+    assert_eq!(status_code(&page), 200, "{page}");
+    assert!(page.contains("data-connection"), "{page}");
+    assert!(page
+        .to_lowercase()
+        .contains("content-security-policy: default-src 'none'"));
+    assert_eq!(status_code(&get("/status", &with_cookie)), 200);
+    assert_eq!(status_code(&get("/board/history", &with_cookie)), 200);
+    assert_eq!(status_code(&get("/board.js", &with_cookie)), 200);
+    assert_eq!(status_code(&get("/board.js", "")), 401);
+
     // The status verb sends the config's token.
     let status = Command::new(common::binary())
         .args(["status", "--addr", &addr, "--config"])

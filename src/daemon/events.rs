@@ -1,21 +1,24 @@
 //! Event fan-out: every event goes to the events file, the journal (structured fields), the
-//! event log behind `/events` and the webhooks that take its kind. None of them can hold up the
+//! event log behind `/events`, the range board's history and the webhooks that take its kind. None of them can hold up the
 //! caller: the file has its own writer thread, the event log never waits on a listener, each
 //! webhook has its own bounded queue.
 
 use crate::http::event_log::EventLog;
+use crate::http::history::BoardHistory;
 use crate::monitor::event::GapState;
 use crate::monitor::Event;
 use crate::recorder::NANOS_PER_DAY;
 use crate::sink::webhook::Webhook;
 use crate::sink::writer::Batch;
 use crate::sink::WriterHandle;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 pub struct EventSink {
     pub file: WriterHandle,
     pub sse: Arc<EventLog>,
     pub webhooks: Vec<Webhook>,
+    /// Held only for the moment an event is added or the history is written out.
+    pub history: Arc<Mutex<BoardHistory>>,
 }
 
 impl EventSink {
@@ -41,6 +44,10 @@ impl EventSink {
         for webhook in &self.webhooks {
             webhook.offer(event, &line);
         }
+        self.history
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .record(event, &line);
         self.sse.push(line);
     }
 }

@@ -16,6 +16,7 @@ pub mod udp;
 
 use crate::config::{Config, LinkTransport};
 use crate::http::event_log::{EventLog, RING_EVENTS};
+use crate::http::history::BoardHistory;
 use crate::http::{access::AccessPolicy, AppState, HttpCounters};
 use crate::link::LinkId;
 use crate::monitor::event::{ReceiverKind, ReceiverState};
@@ -158,8 +159,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             ..Default::default()
         })
     });
+    let history = Arc::new(std::sync::Mutex::new(BoardHistory::default()));
     let app = crate::http::router(AppState {
         events: event_log.clone(),
+        history: history.clone(),
         status,
         access: Arc::new(AccessPolicy::new(
             config.http.listen,
@@ -209,6 +212,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         file: events_file,
         sse: event_log,
         webhooks,
+        history,
     };
     events.emit(&Event::from(ReceiverEvent {
         utc: UtcTime(started_utc_ns),

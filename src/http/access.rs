@@ -3,6 +3,14 @@
 //! DNS name at 127.0.0.1 (DNS rebinding) sends its own name as `Host` and gets 421. On any
 //! other listener every request must carry `Authorization: Bearer <http.token>` (401 without);
 //! config load refuses such a listener without a token.
+//!
+//! A browser cannot put a bearer header on the range board's `EventSource`, so a browser proves
+//! the token once: `GET /?token=<http.token>` (and only that path) is let through and answered
+//! with the [`BOARD_COOKIE`] cookie (HttpOnly, so no script reads it; SameSite=Strict, so no
+//! other site's page or link makes the browser send it) and a redirect to `/`, which takes the
+//! token out of the address bar. Every later request from that browser carries the cookie,
+//! which is accepted like the bearer header. The cookie holds the token hex-encoded (a token may
+//! contain characters a cookie value may not).
 
 /// Why a request is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,6 +31,20 @@ impl Refusal {
     }
 }
 
+/// The cookie a browser gets for proving the token at `/?token=`.
+pub const BOARD_COOKIE: &str = "foxborne_board";
+
+/// What a request presents as its credentials.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Presented<'a> {
+    /// The `Authorization` header.
+    pub authorization: Option<&'a str>,
+    /// The `Cookie` header, whole.
+    pub cookie: Option<&'a str>,
+    /// The `token` query parameter of `GET /`, decoded (the caller passes it for that path only).
+    pub entry_token: Option<&'a str>,
+}
+
 #[derive(Debug, Clone)]
 pub struct AccessPolicy {
     /// The listener is on a loopback address: check `Host`.
@@ -38,22 +60,72 @@ impl AccessPolicy {
         }
     }
 
-    /// Whether a request with these `Host` and `Authorization` headers is answered.
+    /// Whether a request with these `Host` and `Authorization` headers is answered (the
+    /// header-only form, for the tests).
+    #[cfg(test)]
     pub fn judge(&self, host: Option<&str>, authorization: Option<&str>) -> Result<(), Refusal> {
+        self.judge_presented(
+            host,
+            Presented {
+                authorization,
+                ..Presented::default()
+            },
+        )
+    }
+
+    /// Whether a request is answered: the Host check, then the token by any of the ways a
+    /// request may present it (bearer header, board cookie, `/?token=`).
+    pub fn judge_presented(&self, host: Option<&str>, presented: Presented) -> Result<(), Refusal> {
         // A browser always sends Host; a request without one cannot come from a rebinding page.
         if self.loopback && host.is_some_and(|h| !is_loopback_host(h)) {
             return Err(Refusal::ForeignHost);
         }
         if let Some(token) = &self.token {
-            let given = authorization
+            let bearer = presented
+                .authorization
                 .and_then(|a| a.strip_prefix("Bearer "))
-                .map(str::trim);
-            if !given.is_some_and(|g| same_secret(g.as_bytes(), token.as_bytes())) {
+                .map(str::trim)
+                .is_some_and(|g| same_secret(g.as_bytes(), token.as_bytes()));
+            let entry = presented
+                .entry_token
+                .is_some_and(|g| same_secret(g.as_bytes(), token.as_bytes()));
+            let expected_cookie = hex(token);
+            // Every cookie of that name is tried: another path's cookie of the same name may
+            // come first.
+            let cookie = presented.cookie.is_some_and(|header| {
+                cookie_values(header, BOARD_COOKIE)
+                    .any(|v| same_secret(v.as_bytes(), expected_cookie.as_bytes()))
+            });
+            if !(bearer || entry || cookie) {
                 return Err(Refusal::Token);
             }
         }
         Ok(())
     }
+
+    /// The `Set-Cookie` value that a browser which proved the token is given (`None` when no
+    /// token is configured: there is nothing to remember).
+    pub fn board_cookie(&self) -> Option<String> {
+        self.token.as_ref().map(|token| {
+            format!(
+                "{BOARD_COOKIE}={}; Path=/; HttpOnly; SameSite=Strict",
+                hex(token)
+            )
+        })
+    }
+}
+
+/// Lower-case hex of the token's bytes: always a valid cookie value.
+fn hex(token: &str) -> String {
+    token.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The values of every cookie called `name` in a `Cookie` header (`a=1; b=2`).
+fn cookie_values<'a>(header: &'a str, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    header.split(';').filter_map(move |pair| {
+        let (k, v) = pair.trim().split_once('=')?;
+        (k.trim() == name).then(|| v.trim().trim_matches('"'))
+    })
 }
 
 /// `localhost`, a `*.localhost` name (RFC 6761 keeps them on loopback), or a loopback address,
@@ -169,6 +241,94 @@ mod tests {
         assert_eq!(
             policy.judge(Some("evil.example"), Some(&format!("Bearer {token}"))),
             Ok(())
+        );
+    }
+
+    #[test]
+    fn a_browser_proves_the_token_once_and_then_carries_the_cookie() {
+        let token = "range;north,\"5f1c0d9e7a2b";
+        let policy = AccessPolicy::new("0.0.0.0:9137".parse().unwrap(), Some(token.into()));
+        let judge = |p: Presented| policy.judge_presented(Some("range-gw:9137"), p);
+        // The entry: /?token=... (the caller passes it for that path only).
+        assert_eq!(
+            judge(Presented {
+                entry_token: Some(token),
+                ..Default::default()
+            }),
+            Ok(())
+        );
+        for wrong in ["", "range;north", "range;north,\"5f1c0d9e7a2bX"] {
+            assert_eq!(
+                judge(Presented {
+                    entry_token: Some(wrong),
+                    ..Default::default()
+                }),
+                Err(Refusal::Token),
+                "{wrong}"
+            );
+        }
+        // The cookie it is given is HttpOnly and SameSite=Strict, and carries the token in hex,
+        // so the `;`, `,` and `"` in it cannot break the header.
+        let set = policy.board_cookie().unwrap();
+        assert!(
+            set.contains("HttpOnly") && set.contains("SameSite=Strict"),
+            "{set}"
+        );
+        assert!(set.contains("Path=/"), "{set}");
+        let value = set
+            .strip_prefix("foxborne_board=")
+            .and_then(|rest| rest.split(';').next())
+            .unwrap();
+        assert!(value.bytes().all(|b| b.is_ascii_hexdigit()), "{value}");
+        for header in [
+            format!("foxborne_board={value}"),
+            format!("theme=dark; foxborne_board={value}"),
+            format!("foxborne_board=stale; foxborne_board=\"{value}\""),
+        ] {
+            assert_eq!(
+                judge(Presented {
+                    cookie: Some(&header),
+                    ..Default::default()
+                }),
+                Ok(()),
+                "{header}"
+            );
+        }
+        for header in [
+            "foxborne_board=".to_string(),
+            format!("foxborne_board={}", &value[..value.len() - 2]),
+            format!("other_board={value}"),
+            // The raw token is not the cookie's value.
+            format!("foxborne_board={token}"),
+        ] {
+            assert_eq!(
+                judge(Presented {
+                    cookie: Some(&header),
+                    ..Default::default()
+                }),
+                Err(Refusal::Token),
+                "{header}"
+            );
+        }
+        // On a loopback listener the Host check still comes first, cookie or not.
+        let local = AccessPolicy::new("127.0.0.1:9137".parse().unwrap(), Some(token.into()));
+        let cookie = format!("foxborne_board={value}");
+        let with_cookie = Presented {
+            cookie: Some(&cookie),
+            ..Default::default()
+        };
+        assert_eq!(
+            local.judge_presented(Some("127.0.0.1:9137"), with_cookie),
+            Ok(())
+        );
+        assert_eq!(
+            local.judge_presented(Some("evil.example"), with_cookie),
+            Err(Refusal::ForeignHost)
+        );
+        // Without a token there is no cookie to give.
+        assert_eq!(
+            AccessPolicy::new("127.0.0.1:9137".parse().unwrap(), None).board_cookie(),
+            None
         );
     }
 }

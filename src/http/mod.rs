@@ -1,17 +1,20 @@
-//! The daemon's HTTP port (127.0.0.1:9137 by default), on axum and hyper: `/events` (Server-Sent
-//! Events, resumable), `/status` (JSON), `/metrics` (OpenMetrics) and `/healthz`. GET and HEAD
-//! only. Who may ask is [`access`]; how connections are accepted, capped and timed out is
-//! [`server`]; the numbered recent events are [`event_log`].
+//! The daemon's HTTP port (127.0.0.1:9137 by default), on axum and hyper: the range board
+//! (`/`, [`board`]), `/events` (Server-Sent Events, resumable), `/status` (JSON), `/metrics`
+//! (OpenMetrics) and `/healthz`. GET and HEAD only. Who may ask is [`access`]; how connections
+//! are accepted, capped and timed out is [`server`]; the numbered recent events are
+//! [`event_log`]; the board's recent past is [`history`].
 
 pub mod access;
+mod board;
 pub mod client;
 pub mod deadline;
 pub mod event_log;
+pub mod history;
 pub mod server;
 mod sse;
 
 use crate::status::{metrics, HttpSnapshot, StatusSnapshot};
-use access::{AccessPolicy, Refusal};
+use access::{AccessPolicy, Presented, Refusal};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::Next;
@@ -19,7 +22,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use event_log::EventLog;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -67,6 +70,8 @@ impl HttpCounters {
 #[derive(Clone)]
 pub struct AppState {
     pub events: Arc<EventLog>,
+    /// What the range board draws of the recent past, fed by the event fan-out.
+    pub history: Arc<Mutex<history::BoardHistory>>,
     /// The pipeline's latest status snapshot; `/status` and `/metrics` render it on request.
     pub status: watch::Receiver<Arc<StatusSnapshot>>,
     pub access: Arc<AccessPolicy>,
@@ -84,6 +89,7 @@ pub fn router(state: AppState) -> axum::Router {
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/status", get(status))
         .route("/metrics", get(metrics_text))
+        .merge(board::routes())
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             REQUEST_TIMEOUT,
@@ -107,8 +113,18 @@ async fn check_access(State(app): State<AppState>, request: Request, next: Next)
                 .get(name)
                 .and_then(|v: &HeaderValue| v.to_str().ok())
         };
-        app.access
-            .judge(text(header::HOST), text(header::AUTHORIZATION))
+        // Only the board's entry takes the token from the address (see `access`).
+        let entry_token = (request.uri().path() == "/")
+            .then(|| board::entry_token(request.uri().query()))
+            .flatten();
+        app.access.judge_presented(
+            text(header::HOST),
+            Presented {
+                authorization: text(header::AUTHORIZATION),
+                cookie: text(header::COOKIE),
+                entry_token: entry_token.as_deref(),
+            },
+        )
     };
     match verdict {
         Ok(()) => next.run(request).await,
@@ -128,7 +144,7 @@ async fn check_access(State(app): State<AppState>, request: Request, next: Next)
                     header::WWW_AUTHENTICATE,
                     "Bearer realm=\"foxborne-receiver\"",
                 )],
-                "send Authorization: Bearer <http.token>\n",
+                "send Authorization: Bearer <http.token>; in a browser, open /?token=<http.token>\n",
             )
                 .into_response()
         }
@@ -162,6 +178,6 @@ async fn metrics_text(State(app): State<AppState>) -> Response {
 async fn not_found() -> (StatusCode, &'static str) {
     (
         StatusCode::NOT_FOUND,
-        "try /events /status /metrics /healthz\n",
+        "try / (the range board) /events /status /metrics /healthz\n",
     )
 }

@@ -11,6 +11,7 @@ use crate::config::range::RangeConfig;
 use crate::daemon::clock;
 use crate::daemon::events::EventSink;
 use crate::http::event_log::{EventLog, RING_EVENTS};
+use crate::http::history::BoardHistory;
 use crate::http::{access::AccessPolicy, AppState, HttpCounters};
 use crate::monitor::event::{ReceiverKind, ReceiverState};
 use crate::monitor::{format_utc_ms, Event, ReceiverEvent, UtcTime};
@@ -51,8 +52,11 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
     ));
     let counters = Arc::new(HttpCounters::default());
     let (published, status) = watch::channel(Arc::new(StatusSnapshot::default()));
+    // The range board (`GET /`) draws the range's own gap events.
+    let history = Arc::new(std::sync::Mutex::new(BoardHistory::default()));
     let app = crate::http::router(AppState {
         events: event_log.clone(),
+        history: history.clone(),
         status,
         access: Arc::new(AccessPolicy::new(
             config.http.listen,
@@ -95,6 +99,7 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
         file,
         sse: event_log,
         webhooks,
+        history,
     };
     sink.emit(&Event::from(ReceiverEvent {
         utc: UtcTime(started_ns),

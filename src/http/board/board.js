@@ -1,0 +1,635 @@
+// The range board's script. Plain JS, no build step, served by the daemon itself.
+//
+// Where the data comes from:
+// - GET /status on every (re)connect of /events and then every POLL_MS: the whole state
+//   (vehicles, links, receiver clock). The poll is also how a silently dead connection is
+//   noticed: EventSource does not expose the server's keep-alive comments.
+// - GET /board/history on every (re)connect: each vehicle's gaps of the last 30 minutes and
+//   latency reports of the last 10, and the latest events, kept by the daemon so a board opened
+//   mid-sortie draws what one open all along would.
+// - /events (EventSource): telemetry_gap open/closed the moment the receiver decides, latency
+//   reports (sparklines), link/clock/receiver events (the list). EventSource reconnects by
+//   itself and sends Last-Event-ID; a `resync` event (the receiver restarted, or too much was
+//   missed) makes the page reload /status and /board/history.
+//
+// A snapshot and an event can arrive in either order, so a snapshot never undoes a newer event:
+// an open gap stays open until a heartbeat later than the gap's start is known, a closed gap
+// stays closed unless the snapshot's gap started after that closing heartbeat.
+//
+// Rendering is batched: changes mark vehicles dirty and one render pass applies them at most
+// every RENDER_MS (so a few DOM updates per second whatever the event rate), reading nothing
+// back from the DOM. Ages and open gap durations tick once a second, on the receiver's clock
+// (the offset between it and this browser's clock is taken from each snapshot).
+'use strict';
+
+const POLL_MS = 2000;
+const POLL_TIMEOUT_MS = 4000;
+const RENDER_MS = 250;
+const STRIP_MS = 30 * 60 * 1000;
+const SPARK_MS = 10 * 60 * 1000;
+const MAX_EVENTS_SHOWN = 40;
+const OBSERVED = 'Observed: telemetry receive gap, not necessarily radio failure';
+const TITLE_PREFIX = 'Heartbeat due and not received.';
+// A namespace name, not an address: nothing is fetched from it.
+const SVG = 'http://www.w3.org/2000/svg';
+
+const board = {
+  vehicles: new Map(),
+  order: [],
+  links: [],
+  clock: undefined,
+  startedMs: null,
+  offsetMs: 0,
+  live: false,
+  lastGoodMs: null,
+  lostReason: '',
+  events: [],
+  seen: new Set(),
+  dirty: { vehicles: new Set(), links: false, events: false, order: false, all: false },
+  source: null,
+  sourceOpenedAt: 0,
+  renderPending: false,
+  lastRender: 0,
+  // For measurement (BENCHMARKS.md, tests/board.rs): SSE event to changed element, in ms.
+  stats: { eventToDom: [], renders: 0, renderMs: 0, snapshots: 0, events: 0 },
+};
+window.foxborneBoard = board;
+
+const $ = (id) => document.getElementById(id);
+const receiverNow = () => Date.now() + board.offsetMs;
+const parseUtc = (text) => (text ? Date.parse(text) : null);
+
+// Seconds to three significant figures, as the receiver words gap titles (6.96, 31.0, 3370).
+function sig3(seconds) {
+  if (!(seconds > 0)) return '0.00';
+  const digits = Math.floor(Math.log10(seconds)) + 1;
+  if (digits >= 3) {
+    const unit = 10 ** (digits - 3);
+    return String(Math.round(seconds / unit) * unit);
+  }
+  const decimals = 3 - digits;
+  let text = seconds.toFixed(decimals);
+  // A carry (9.996 -> 10.00) adds a digit: keep three.
+  if (text.replace('.', '').replace(/^0+/, '').length > 3) text = Number(text).toFixed(Math.max(0, decimals - 1));
+  return text;
+}
+
+function age(ms) {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+}
+
+function hhmmss(ms) {
+  return new Date(ms).toISOString().slice(11, 19);
+}
+
+function vehicleLabel(v) {
+  return v.name ? `${v.name} (sysid ${v.sysid})` : `sysid ${v.sysid}`;
+}
+
+// --- the model --------------------------------------------------------------------------
+
+function vehicle(sysid) {
+  let v = board.vehicles.get(sysid);
+  if (!v) {
+    v = {
+      sysid, name: null, links: [], perLink: [], lastHeard: null, firstHeard: null,
+      gap: null, lastClosedEnd: null, expectedS: 1, p50: null, p95: null, offset: null,
+      loss: 0, hb: null, gaps: [], latency: [], el: null, shownState: null, pendingEvent: null,
+    };
+    board.vehicles.set(sysid, v);
+    board.dirty.order = true;
+  }
+  return v;
+}
+
+function stateOf(v) {
+  if (v.lastHeard === null) return 'never';
+  return v.gap ? 'gap' : 'ok';
+}
+
+function markDirty(v) {
+  board.dirty.vehicles.add(v.sysid);
+  schedule();
+}
+
+function openGap(v, start, dueMs) {
+  v.gap = { start, due: dueMs };
+  if (!v.gaps.some((g) => g[0] === start)) v.gaps.push([start, null]);
+}
+
+function closeGap(v, start, end) {
+  v.gap = null;
+  v.lastClosedEnd = Math.max(v.lastClosedEnd ?? end, end);
+  const open = v.gaps.findLast((g) => g[1] === null);
+  if (open) open[1] = end;
+  else if (!v.gaps.some((g) => g[0] === start)) v.gaps.push([start, end]);
+}
+
+function gapStart(gapEvent) {
+  return parseUtc(gapEvent.last_recv_utc) ?? parseUtc(gapEvent.utc) - gapEvent.threshold_s * 1000;
+}
+
+function applySnapshot(s) {
+  board.stats.snapshots++;
+  const utc = parseUtc(s.utc);
+  if (utc) board.offsetMs = utc - Date.now();
+  board.startedMs = parseUtc(s.started_utc);
+  board.clock = s.clock;
+  board.links = s.links || [];
+  board.dirty.links = true;
+  for (const sv of s.vehicles || []) {
+    const v = vehicle(sv.sysid);
+    const before = stateOf(v);
+    v.name = sv.name;
+    v.links = sv.links || [];
+    v.perLink = sv.per_link || [];
+    const heard = parseUtc(sv.last_heard_utc);
+    if (heard !== null) v.lastHeard = Math.max(v.lastHeard ?? heard, heard);
+    v.firstHeard = parseUtc(sv.first_heard_utc) ?? v.firstHeard;
+    v.expectedS = sv.expected_interval_s;
+    v.p50 = sv.latency_p50_ms;
+    v.p95 = sv.latency_p95_ms;
+    v.offset = sv.clock_offset_ms;
+    v.loss = sv.loss_percent;
+    v.hb = sv.heartbeat || null;
+    if (sv.open_gap) {
+      const start = gapStart(sv.open_gap);
+      // Already closed by a heartbeat we heard of after this gap began: the snapshot is older.
+      if (!(v.lastClosedEnd !== null && v.lastClosedEnd > start)) openGap(v, start, parseUtc(sv.open_gap.utc));
+    } else if (v.gap && heard !== null && heard > v.gap.start) {
+      closeGap(v, v.gap.start, heard);
+    }
+    if (stateOf(v) !== before) board.dirty.order = true;
+    markDirty(v);
+  }
+  schedule();
+}
+
+function applyHistory(h) {
+  for (const [sysid, hv] of Object.entries(h.vehicles || {})) {
+    const v = vehicle(Number(sysid));
+    // Spans the page learnt from events since are kept; the served ones come first.
+    const known = new Set(hv.gaps.map((g) => g[0]));
+    v.gaps = hv.gaps.map((g) => [g[0], g[1]]).concat(v.gaps.filter((g) => !known.has(g[0])));
+    const newest = hv.latency.length ? hv.latency[hv.latency.length - 1][0] : -Infinity;
+    v.latency = hv.latency.concat(v.latency.filter((p) => p[0] > newest));
+    markDirty(v);
+  }
+  for (const line of h.events || []) addEvent(line, JSON.parse(line), false);
+  board.dirty.events = true;
+  schedule();
+}
+
+function addEvent(line, e, live) {
+  if (board.seen.has(line)) return;
+  board.seen.add(line);
+  if (board.seen.size > 2000) board.seen = new Set([...board.seen].slice(-1000));
+  if (e.kind === 'latency') return;
+  board.events.push({ e, live });
+  board.events.sort((a, b) => parseUtc(a.e.utc) - parseUtc(b.e.utc));
+  if (board.events.length > MAX_EVENTS_SHOWN) board.events.splice(0, board.events.length - MAX_EVENTS_SHOWN);
+  board.dirty.events = true;
+}
+
+function onEvent(data) {
+  board.stats.events++;
+  const received = performance.now();
+  let e;
+  try {
+    e = JSON.parse(data);
+  } catch (err) {
+    return;
+  }
+  if (e.kind === 'telemetry_gap') {
+    const v = vehicle(e.sysid);
+    if (e.name) v.name = e.name;
+    const before = stateOf(v);
+    if (e.state === 'open') {
+      openGap(v, gapStart(e), parseUtc(e.utc));
+    } else {
+      const end = parseUtc(e.next_recv_utc) ?? parseUtc(e.utc);
+      v.lastHeard = Math.max(v.lastHeard ?? end, end);
+      closeGap(v, gapStart(e), end);
+    }
+    if (stateOf(v) !== before) {
+      board.dirty.order = true;
+      v.pendingEvent = v.pendingEvent ?? received;
+    }
+    markDirty(v);
+  } else if (e.kind === 'latency') {
+    const v = vehicle(e.sysid);
+    v.latency.push([parseUtc(e.utc), e.p50_ms, e.p95_ms, e.clock_offset_ms]);
+    v.p50 = e.p50_ms;
+    v.p95 = e.p95_ms;
+    v.offset = e.clock_offset_ms;
+    markDirty(v);
+  } else if (e.kind === 'clock') {
+    board.clock = { synchronised: e.synchronised, max_error_us: e.max_error_us };
+    board.dirty.links = true;
+  }
+  addEvent(data, e, true);
+  schedule();
+}
+
+// --- the connection ----------------------------------------------------------------------
+
+function setLive(live, reason) {
+  if (live) {
+    board.lastGoodMs = Date.now();
+  } else {
+    board.lostReason = reason;
+  }
+  if (board.live !== live) {
+    board.live = live;
+    board.dirty.all = true;
+    // Said at once, not at the next render pass.
+    renderConnection();
+  }
+  schedule();
+}
+
+async function fetchJson(path) {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), POLL_TIMEOUT_MS);
+  try {
+    const response = await fetch(path, { cache: 'no-store', signal: abort.signal });
+    if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
+    return await response.json();
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// The snapshot and the history, on (re)connect and after a resync.
+async function reload() {
+  try {
+    const [status, history] = await Promise.all([fetchJson('/status'), fetchJson('/board/history')]);
+    applyHistory(history);
+    applySnapshot(status);
+    if (board.source && board.source.readyState === EventSource.OPEN) setLive(true);
+  } catch (err) {
+    setLive(false, 'The receiver did not answer');
+  }
+}
+
+async function poll() {
+  try {
+    const status = await fetchJson('/status');
+    applySnapshot(status);
+    const source = board.source;
+    if (source && source.readyState === EventSource.OPEN) {
+      setLive(true);
+    } else if (!source || source.readyState === EventSource.CLOSED
+      || Date.now() - board.sourceOpenedAt > 3 * POLL_MS) {
+      // The receiver answers but the event stream is not back: EventSource gave up (it does
+      // on an HTTP error) or is still waiting out its retry. Open a new one.
+      connect();
+    }
+  } catch (err) {
+    setLive(false, 'The receiver did not answer /status');
+  }
+}
+
+function connect() {
+  if (board.source) board.source.close();
+  const source = new EventSource('/events');
+  board.source = source;
+  board.sourceOpenedAt = Date.now();
+  source.onopen = () => {
+    board.sourceOpenedAt = Date.now();
+    reload();
+  };
+  source.onmessage = (m) => onEvent(m.data);
+  source.addEventListener('resync', () => reload());
+  source.onerror = () => {
+    if (source !== board.source) return;
+    board.sourceOpenedAt = Date.now();
+    setLive(false, 'The event stream from the receiver dropped');
+  };
+}
+
+// --- rendering ---------------------------------------------------------------------------
+
+function schedule() {
+  if (board.renderPending) return;
+  board.renderPending = true;
+  const wait = Math.max(0, board.lastRender + RENDER_MS - performance.now());
+  setTimeout(render, wait);
+}
+
+function el(tag, className, text) {
+  const e = document.createElement(tag);
+  if (className) e.className = className;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function svg(tag, attrs) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, val] of Object.entries(attrs || {})) e.setAttribute(k, val);
+  return e;
+}
+
+function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
+
+function buildCard(v) {
+  const li = el('li', 'vehicle');
+  li.dataset.sysid = String(v.sysid);
+  li.tabIndex = 0;
+  const titleId = `v${v.sysid}-title`;
+  li.setAttribute('aria-labelledby', titleId);
+  const head = el('div', 'v-head');
+  const badge = el('span', 'badge');
+  badge.append(el('span', 'shape'), el('span', 'state-text'));
+  badge.firstChild.setAttribute('aria-hidden', 'true');
+  const h3 = el('h3');
+  h3.id = titleId;
+  h3.append(el('span', 'sysid', String(v.sysid)), el('span', 'name'));
+  head.append(badge, h3, el('span', 'age'));
+  const gapTitle = el('p', 'gap-title');
+  const observed = el('p', 'observed', OBSERVED);
+  const facts = el('dl', 'facts');
+  const row = (label, cls) => {
+    const dd = el('dd', cls);
+    facts.append(el('dt', null, label), dd);
+    return dd;
+  };
+  const mode = row('Mode', 'mode');
+  const links = row('Links', 'links');
+  const latency = row('Latency', 'latency-row');
+  const latencyText = el('span', 'latency');
+  const spark = svg('svg', { class: 'spark', viewBox: '0 0 600 100', preserveAspectRatio: 'none', 'aria-hidden': 'true' });
+  const p95 = svg('polyline', { class: 'p95' });
+  const p50 = svg('polyline', { class: 'p50' });
+  spark.append(p95, p50);
+  latency.append(latencyText, spark);
+  const loss = row('Loss', 'loss');
+  const stripWrap = el('div', 'strip-wrap');
+  const stripLabel = el('div', 'strip-label');
+  stripLabel.append(el('span', null, '30 min ago'), el('span', null, 'now'));
+  const strip = svg('svg', { class: 'strip', viewBox: `0 0 ${STRIP_MS / 1000} 10`, preserveAspectRatio: 'none', role: 'img' });
+  stripWrap.append(strip, stripLabel);
+  li.append(head, gapTitle, observed, facts, stripWrap);
+  v.el = {
+    li, stateText: badge.lastChild, name: h3.lastChild, age: head.lastChild, gapTitle, observed,
+    mode, links, latencyText, p50, p95, loss, strip, stripKey: '', sparkKey: '',
+  };
+}
+
+function renderCard(v, now) {
+  if (!v.el) buildCard(v);
+  const e = v.el;
+  const state = stateOf(v);
+  if (v.shownState !== state) {
+    e.li.dataset.state = state;
+    setText(e.stateText, state === 'ok' ? 'OK' : state === 'gap' ? 'GAP' : 'NEVER HEARD');
+    v.shownState = state;
+    if (v.pendingEvent !== null) {
+      const stats = board.stats.eventToDom;
+      stats.push(performance.now() - v.pendingEvent);
+      if (stats.length > 2000) stats.splice(0, 1000);
+    }
+  }
+  v.pendingEvent = null;
+  setText(e.name, v.name || '(no name)');
+  const silentFor = v.gap ? now - v.gap.start : null;
+  if (state === 'never') {
+    const since = v.gap ? v.gap.start : board.startedMs;
+    setText(e.age, 'never heard');
+    setText(e.gapTitle, since ? `Never heard since the receiver started, ${age(now - since)} ago` : 'Never heard');
+  } else {
+    setText(e.age, `heard ${age(now - v.lastHeard)} ago`);
+    setText(e.gapTitle, state === 'gap' ? `${TITLE_PREFIX} Nothing for ${sig3(silentFor / 1000)} s` : '');
+  }
+  e.gapTitle.hidden = state === 'ok';
+  e.observed.hidden = state !== 'gap';
+  const hb = v.hb;
+  if (hb) {
+    const alarm = ['CRITICAL', 'EMERGENCY', 'FLIGHT_TERMINATION'].includes(hb.status);
+    const key = `${hb.mode}|${hb.armed}|${hb.status}|${hb.type_name}`;
+    if (e.mode.dataset.key !== key) {
+      e.mode.dataset.key = key;
+      e.mode.replaceChildren(
+        el('span', null, `${hb.mode} · `),
+        el('span', hb.armed ? 'armed' : null, hb.armed ? 'ARMED' : 'disarmed'),
+        el('span', alarm ? 'status-alarm' : null, ` · ${hb.status}`),
+        el('span', null, ` · ${hb.type_name}`),
+      );
+    }
+  } else {
+    setText(e.mode, 'no heartbeat fields');
+  }
+  const linkText = v.perLink.length
+    ? v.perLink.map((l) => `${l.link} ${l.frames_per_s.toFixed(1)}/s`).join(' · ')
+    : v.links.join(' · ') || 'none';
+  setText(e.links, linkText);
+  let latencyText;
+  if (v.offset !== null && v.offset !== undefined) {
+    latencyText = `vehicle clock off UTC by ${v.offset > 0 ? '+' : ''}${(v.offset / 1000).toFixed(1)} s`;
+  } else if (v.p50 !== null && v.p50 !== undefined) {
+    latencyText = `p50 ${v.p50.toFixed(0)} ms · p95 ${v.p95.toFixed(0)} ms`;
+  } else {
+    latencyText = 'no SYSTEM_TIME';
+  }
+  setText(e.latencyText, latencyText);
+  renderSpark(v, now);
+  setText(e.loss, `${v.loss.toFixed(1)} %`);
+  renderStrip(v, now);
+}
+
+function renderSpark(v, now) {
+  const from = now - SPARK_MS;
+  v.latency = v.latency.filter((p) => p[0] >= from);
+  const points = v.latency.filter((p) => p[2] !== null);
+  const key = `${points.length}|${points.length ? points[points.length - 1][0] : 0}|${Math.floor(now / 10000)}`;
+  if (v.el.sparkKey === key) return;
+  v.el.sparkKey = key;
+  const top = Math.max(1, ...points.map((p) => p[2]));
+  const line = (i) => points
+    .map((p) => `${(((p[0] - from) / SPARK_MS) * 600).toFixed(1)},${(100 - (p[i] / top) * 96).toFixed(1)}`)
+    .join(' ');
+  v.el.p95.setAttribute('points', line(2));
+  v.el.p50.setAttribute('points', line(1));
+}
+
+function renderStrip(v, now) {
+  // Redrawn when a gap changes, and every 10 s as the window slides.
+  const from = now - STRIP_MS;
+  v.gaps = v.gaps.filter((g) => g[1] === null || g[1] >= from);
+  const key = `${v.gaps.map((g) => `${g[0]}-${g[1]}`).join(',')}|${v.firstHeard}|${Math.floor(now / 10000)}`;
+  if (v.el.stripKey === key) return;
+  v.el.stripKey = key;
+  const x = (t) => Math.max(0, (t - from) / 1000);
+  const children = [];
+  const heardFrom = v.firstHeard ?? v.lastHeard;
+  if (heardFrom !== null) {
+    children.push(svg('rect', { class: 'heard', x: x(heardFrom).toFixed(1), y: 0, width: (x(now) - x(heardFrom)).toFixed(1), height: 10 }));
+  }
+  let longest = 0;
+  for (const [start, end] of v.gaps) {
+    const stop = end ?? now;
+    longest = Math.max(longest, stop - start);
+    // At least 4 s wide, so a short gap still shows on a wall.
+    children.push(svg('rect', {
+      class: end === null ? 'openmark' : 'gapmark', x: x(start).toFixed(1), y: 0,
+      width: Math.max(4, x(stop) - x(start)).toFixed(1), height: 10,
+    }));
+  }
+  v.el.strip.replaceChildren(...children);
+  const n = v.gaps.length;
+  v.el.strip.setAttribute('aria-label', n === 0
+    ? 'Last 30 minutes: no gap'
+    : `Last 30 minutes: ${n} gap${n > 1 ? 's' : ''}, longest ${sig3(longest / 1000)} s`);
+}
+
+function sortKey(v) {
+  const rank = { gap: 0, never: 1, ok: 2 }[stateOf(v)];
+  return rank * 1000 + v.sysid;
+}
+
+function renderOrder() {
+  const sorted = [...board.vehicles.values()].sort((a, b) => sortKey(a) - sortKey(b));
+  const list = $('vehicles');
+  const same = sorted.length === board.order.length && sorted.every((v, i) => board.order[i] === v);
+  if (!same) {
+    for (const v of sorted) {
+      if (!v.el) buildCard(v);
+    }
+    list.replaceChildren(...sorted.map((v) => v.el.li));
+    board.order = sorted;
+  }
+  const counts = { gap: 0, never: 0, ok: 0 };
+  for (const v of sorted) counts[stateOf(v)]++;
+  setText($('vehicle-count'), `(${sorted.length})`);
+  const parts = [];
+  if (counts.gap) parts.push(`${counts.gap} in gap`);
+  if (counts.never) parts.push(`${counts.never} never heard`);
+  parts.push(`${counts.ok} OK`);
+  setText($('summary'), sorted.length ? parts.join(' · ') : 'No vehicles yet');
+}
+
+function renderLinks() {
+  const rows = board.links.map((l) => {
+    const tr = el('tr');
+    const state = l.up === true ? ['link-up', '\u25CF up'] : l.up === false ? ['link-down', '\u2715 DOWN'] : [null, '? not reported'];
+    const rejects = Object.entries(l.rejects || {}).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
+    const drops = Object.entries(l.dropped || {}).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
+    const th = el('th', null, l.name);
+    th.scope = 'row';
+    tr.append(th, el('td', state[0], state[1]), el('td', null, l.rate_per_s.toFixed(1)), el('td', null, rejects), el('td', null, drops));
+    return tr;
+  });
+  $('links').replaceChildren(...rows);
+  const c = board.clock;
+  const clock = $('receiver-clock');
+  if (c) {
+    setText(clock, c.synchronised
+      ? `Receiver clock: synchronised (max error ${(c.max_error_us / 1000).toFixed(1)} ms)`
+      : `Receiver clock: NOT SYNCHRONISED (max error ${(c.max_error_us / 1000).toFixed(0)} ms)`);
+    clock.classList.toggle('unsynchronised', !c.synchronised);
+  } else {
+    setText(clock, 'Receiver clock: sync state not known');
+  }
+}
+
+function eventText(e) {
+  const who = e.sysid !== undefined ? vehicleLabel({ sysid: e.sysid, name: e.name ?? board.vehicles.get(e.sysid)?.name }) : '';
+  switch (e.kind) {
+    case 'telemetry_gap':
+      return e.state === 'open'
+        ? ['kind-gap', `${who}: ${TITLE_PREFIX}`, e.observed]
+        : ['kind-ok', `${who}: ${e.title ?? 'heard again'}`, e.observed];
+    case 'link': {
+      const counts = e.counts ? Object.entries(e.counts).map(([k, n]) => `${k} ${n}`).join(', ') : '';
+      return [e.state === 'down' ? 'kind-gap' : '', `Link ${e.link} ${e.state}`, [e.reason, counts].filter(Boolean).join(': ')];
+    }
+    case 'clock':
+      return [e.synchronised ? 'kind-ok' : 'kind-gap', `Receiver clock ${e.state.replaceAll('_', ' ')}`, `max error ${(e.max_error_us / 1000).toFixed(1)} ms`];
+    case 'receiver':
+      return ['', `Receiver ${e.state}${e.version ? ` (version ${e.version})` : ''}`, e.message ?? ''];
+    case 'dropped':
+      return ['kind-gap', `${e.count} ${e.stream} records dropped`, e.reason ?? ''];
+    default:
+      return ['', e.kind, ''];
+  }
+}
+
+function renderEvents() {
+  const items = board.events.slice().reverse().map(({ e }) => {
+    const [cls, what, detail] = eventText(e);
+    const li = el('li', cls);
+    const when = el('time', 'when', hhmmss(parseUtc(e.utc)));
+    when.dateTime = e.utc;
+    li.append(when, el('span', 'what', what));
+    if (detail) li.append(el('span', 'detail', detail));
+    return li;
+  });
+  $('events').replaceChildren(...items);
+}
+
+function renderConnection() {
+  const live = board.live;
+  const c = $('connection');
+  c.dataset.connection = live ? 'live' : 'lost';
+  setText($('connection-text'), live ? 'LIVE' : 'CONNECTION LOST');
+  $('lost').hidden = live;
+  document.body.classList.toggle('stale', !live);
+  const since = board.lastGoodMs;
+  setText($('lost-detail'), since === null
+    ? 'Waiting for the first answer from the receiver. Nothing on this page is live.'
+    : `${board.lostReason}. Everything below is stale: last update ${age(Date.now() - since)} ago, at ${hhmmss(since + board.offsetMs)} UTC. Reconnecting by itself.`);
+}
+
+function render() {
+  const started = performance.now();
+  board.renderPending = false;
+  board.lastRender = started;
+  const now = receiverNow();
+  const all = board.dirty.all;
+  board.dirty.all = false;
+  const dirty = all ? [...board.vehicles.keys()] : [...board.dirty.vehicles];
+  board.dirty.vehicles.clear();
+  for (const sysid of dirty) renderCard(board.vehicles.get(sysid), now);
+  if (board.dirty.order || all) {
+    board.dirty.order = false;
+    renderOrder();
+  }
+  if (board.dirty.links || all) {
+    board.dirty.links = false;
+    renderLinks();
+  }
+  if (board.dirty.events) {
+    board.dirty.events = false;
+    renderEvents();
+  }
+  renderConnection();
+  setText($('now'), `UTC ${hhmmss(now)}`);
+  board.stats.renders++;
+  board.stats.renderMs += performance.now() - started;
+}
+
+// Once a second: every age and open gap ticks.
+function tick() {
+  board.dirty.all = true;
+  schedule();
+}
+
+document.addEventListener('keydown', (ev) => {
+  if (ev.altKey || ev.ctrlKey || ev.metaKey) return;
+  if (ev.key === 'g' || ev.key === 'G') {
+    const first = board.order.find((v) => stateOf(v) === 'gap');
+    if (first) first.el.li.focus();
+  } else if (ev.key === 'e' || ev.key === 'E') {
+    $('events').focus();
+  }
+});
+
+connect();
+setInterval(poll, POLL_MS);
+setInterval(tick, 1000);
+renderConnection();
