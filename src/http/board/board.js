@@ -28,6 +28,8 @@ const RENDER_MS = 250;
 const STRIP_MS = 30 * 60 * 1000;
 const SPARK_MS = 10 * 60 * 1000;
 const MAX_EVENTS_SHOWN = 40;
+// Clock offset samples kept (snapshots every 2 s and live events).
+const OFFSET_SAMPLES = 30;
 const OBSERVED = 'Observed: telemetry receive gap, not necessarily radio failure';
 const TITLE_PREFIX = 'Heartbeat due and not received.';
 // A namespace name, not an address: nothing is fetched from it.
@@ -40,6 +42,7 @@ const board = {
   clock: undefined,
   startedMs: null,
   offsetMs: 0,
+  offsetSamples: [],
   live: false,
   lastGoodMs: null,
   lostReason: '',
@@ -132,10 +135,20 @@ function gapStart(gapEvent) {
   return parseUtc(gapEvent.last_recv_utc) ?? parseUtc(gapEvent.utc) - gapEvent.threshold_s * 1000;
 }
 
+// The receiver's clock minus this browser's, from a time the receiver stamped before sending.
+// A snapshot is built on the receiver's housekeeping tick (up to half a second old when it
+// arrives) and an event is stamped when it fell due: every sample is low by its age, so the
+// largest of the recent ones is the least stale.
+function sampleOffset(utc) {
+  if (!utc) return;
+  board.offsetSamples.push(utc - Date.now());
+  if (board.offsetSamples.length > OFFSET_SAMPLES) board.offsetSamples.shift();
+  board.offsetMs = Math.max(...board.offsetSamples);
+}
+
 function applySnapshot(s) {
   board.stats.snapshots++;
-  const utc = parseUtc(s.utc);
-  if (utc) board.offsetMs = utc - Date.now();
+  sampleOffset(parseUtc(s.utc));
   board.startedMs = parseUtc(s.started_utc);
   board.clock = s.clock;
   board.links = s.links || [];
@@ -203,6 +216,7 @@ function onEvent(data) {
   } catch (err) {
     return;
   }
+  sampleOffset(parseUtc(e.utc));
   if (e.kind === 'telemetry_gap') {
     const v = vehicle(e.sysid);
     if (e.name) v.name = e.name;
