@@ -1,0 +1,351 @@
+//! The range board (`GET /`) in a real browser: headless Chromium driven over WebDriver by
+//! `tests/board/board_browser.py` (selenium with Debian's chromedriver). Six vehicles beat; the
+//! board shows them with their configured names; one goes quiet and its element turns `gap`
+//! within a second of the SSE event (and at most 4 s after its last heartbeat, threshold 3 s),
+//! then `ok` when it beats again; the daemon stops and `data-connection` turns `lost`; the daemon
+//! starts again on the same port and the page recovers by itself. axe-core (npm, `tests/board`)
+//! finds no serious or critical violation, and the browser's network log holds no request to
+//! any host but the daemon's. The screenshot it takes is `docs/board.png`
+//! (`FOXBORNE_BOARD_SCREENSHOT=docs/board.png` writes it there).
+//!
+//! Needs /usr/bin/chromium, /usr/bin/chromedriver, a Python with selenium (`$FOXBORNE_PYTHON`
+//! or `.venv/bin/python`) and `npm ci` in `tests/board`. Without them the test says SKIP,
+//! unless `FOXBORNE_REQUIRE_BROWSER=1`, when it fails.
+
+mod common;
+
+use common::Daemon;
+use foxborne_receiver::wire::build::{self, Header};
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, UdpSocket};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+const QUIET_SYSID: u8 = 4;
+const NAMES: [&str; 6] = [
+    "Kestrel 1",
+    "Kestrel 2",
+    "Osprey",
+    "Heron",
+    "Swift A",
+    "Swift B",
+];
+/// Each phase of the browser script has its own deadlines; this only catches a hung script.
+const PHASE: Duration = Duration::from_secs(90);
+
+/// What the browser test needs, or why it cannot run.
+fn browser_kit() -> Result<(PathBuf, PathBuf), String> {
+    for tool in ["/usr/bin/chromium", "/usr/bin/chromedriver"] {
+        if !std::path::Path::new(tool).exists() {
+            return Err(format!(
+                "no {tool} (apt-get install chromium chromium-driver)"
+            ));
+        }
+    }
+    let python = std::env::var_os("FOXBORNE_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"));
+    let has_selenium = Command::new(&python)
+        .args(["-c", "import selenium"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_selenium {
+        return Err(format!(
+            "no Python with selenium at {} (set FOXBORNE_PYTHON or pip install selenium into .venv)",
+            python.display()
+        ));
+    }
+    let axe = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/board/node_modules/axe-core/axe.min.js");
+    if !axe.exists() {
+        return Err(format!("no {} (npm ci in tests/board)", axe.display()));
+    }
+    Ok((python, axe))
+}
+
+/// Heartbeats (and SYSTEM_TIME, for latency) from sysids 1..=6 every 250 ms to whatever address
+/// `to` holds, until `stop`; `QUIET_SYSID` skips while `quiet` is set.
+fn vehicles(
+    to: Arc<Mutex<SocketAddr>>,
+    quiet: Arc<AtomicBool>,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        // Each vehicle's own sequence, one step per frame sent: no loss to report.
+        let mut seqs = [0u8; 7];
+        let mut round = 0u32;
+        while !stop.load(Ordering::SeqCst) {
+            let addr = *to.lock().unwrap();
+            for sysid in 1..=6u8 {
+                if sysid == QUIET_SYSID && quiet.load(Ordering::SeqCst) {
+                    continue;
+                }
+                let seq = &mut seqs[sysid as usize];
+                let header = Header {
+                    sysid,
+                    compid: 1,
+                    seq: *seq,
+                };
+                *seq = seq.wrapping_add(1);
+                let mut heartbeat = build::heartbeat_payload(2, 3);
+                // ArduCopter custom modes (LOITER, AUTO, RTL, ...) and some armed, so the
+                // board has something to say; sysid 6 is still on the ground.
+                heartbeat[0] = [5, 3, 6, 3, 16, 0][sysid as usize - 1];
+                if sysid != 6 {
+                    heartbeat[6] |= 0x80;
+                }
+                // A closed port between runs is expected (the daemon is restarting).
+                let _ = tx.send_to(&build::v2(header, 0, &heartbeat), addr);
+                if round.is_multiple_of(4) {
+                    let now_us = (std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .unwrap()
+                        .as_micros()) as u64;
+                    let header = Header {
+                        seq: *seq,
+                        ..header
+                    };
+                    *seq = seq.wrapping_add(1);
+                    let _ = tx.send_to(
+                        &build::v2(header, 2, &build::system_time_payload(now_us, round * 250)),
+                        addr,
+                    );
+                }
+            }
+            round += 1;
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    })
+}
+
+fn config(http: &str) -> String {
+    let names: Vec<String> = NAMES
+        .iter()
+        .enumerate()
+        .map(|(i, n)| format!("{} = \"{n}\"", i + 1))
+        .collect();
+    format!(
+        "data_dir = \"{{dir}}/data\"\nfsync_interval_s = 0.05\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n[gap]\nthreshold_s = 3.0\nvehicles = {{ {} }}\n[http]\nlisten = \"{http}\"\n",
+        names.join(", ")
+    )
+}
+
+/// The browser script's JSON lines, as they come.
+struct Script {
+    child: std::process::Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Script {
+    /// The next line, which must be `phase`.
+    fn expect(&mut self, phase: &str) -> serde_json::Value {
+        let line = self.lines.recv_timeout(PHASE).unwrap_or_else(|_| {
+            let _ = self.child.kill();
+            panic!("the browser script said nothing for {PHASE:?} while awaiting {phase}")
+        });
+        let value: serde_json::Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: not a phase line: {line}"));
+        assert_eq!(value["phase"], phase, "{value:#}");
+        value
+    }
+
+    /// Tells the script the world has changed: it may await its next condition.
+    fn next(&mut self) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        stdin.write_all(b"next\n").unwrap();
+        stdin.flush().unwrap();
+    }
+}
+
+fn states(vehicles: &serde_json::Value) -> Vec<(u64, String, String)> {
+    vehicles
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["sysid"].as_u64().unwrap(),
+                v["state"].as_str().unwrap().to_string(),
+                v["name"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// No serious or critical axe-core violation.
+fn assert_accessible(axe: &serde_json::Value, when: &str) {
+    let violations = axe
+        .as_array()
+        .unwrap_or_else(|| panic!("axe-core did not run {when}: {axe}"));
+    let bad: Vec<_> = violations
+        .iter()
+        .filter(|v| matches!(v["impact"].as_str(), Some("serious" | "critical")))
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "axe-core {when}: {}",
+        serde_json::to_string_pretty(&bad).unwrap()
+    );
+}
+
+fn utc_ms(text: &serde_json::Value) -> i64 {
+    let text = text.as_str().unwrap();
+    chrono::DateTime::parse_from_rfc3339(text)
+        .unwrap_or_else(|e| panic!("{e}: {text}"))
+        .timestamp_millis()
+}
+
+#[test]
+fn the_board_shows_a_gap_recovers_and_survives_a_daemon_restart_in_chromium() {
+    let (python, axe) = match browser_kit() {
+        Ok(kit) => kit,
+        Err(why) if std::env::var("FOXBORNE_REQUIRE_BROWSER").as_deref() == Ok("1") => {
+            panic!("{why} and FOXBORNE_REQUIRE_BROWSER=1")
+        }
+        Err(why) => {
+            eprintln!("SKIP: {why}");
+            return;
+        }
+    };
+    let mut d = Daemon::start("board1", &config("127.0.0.1:0"));
+    let http = d.http_addr();
+    let to = Arc::new(Mutex::new(d.udp_addr("radio1")));
+    d.wait_for("receiver started", Duration::from_secs(15));
+    let (quiet, stop) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let sender = vehicles(to.clone(), quiet.clone(), stop.clone());
+
+    let shots = common::scratch("board-shot");
+    let screenshot = std::env::var_os("FOXBORNE_BOARD_SCREENSHOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| shots.join("board.png"));
+    let mut child = Command::new(&python)
+        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/board/board_browser.py"))
+        .arg("check")
+        .arg(format!("http://{http}/"))
+        .arg(&axe)
+        .arg(&screenshot)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut script = Script { child, lines };
+
+    // Six beating vehicles, each with its configured name.
+    let six = script.expect("six_ok");
+    let shown = states(&six["vehicles"]);
+    assert_eq!(shown.len(), 6, "{six:#}");
+    for (sysid, state, name) in &shown {
+        assert_eq!(state, "ok", "{six:#}");
+        assert_eq!(name, NAMES[*sysid as usize - 1], "{six:#}");
+    }
+    assert_eq!(six["connection"], "live");
+
+    // One goes quiet: its element turns gap within a second of the SSE event, and at most 4 s
+    // after its last heartbeat (both on this host's clock: the event's last_recv_utc is the
+    // daemon's stamp of that heartbeat, `wall` the page's Date.now() at the change).
+    quiet.store(true, Ordering::SeqCst);
+    script.next();
+    let gap = script.expect("gap");
+    let timing = &gap["timing"];
+    let event_to_element_ms = timing["ms"].as_f64().unwrap();
+    assert!(event_to_element_ms < 1000.0, "{timing:#}");
+    let after_heartbeat_ms = timing["change"]["wall"].as_f64().unwrap() as i64
+        - utc_ms(&timing["event"]["last_recv_utc"]);
+    assert!(
+        (3000..=4000).contains(&after_heartbeat_ms),
+        "gap shown {after_heartbeat_ms} ms after the last heartbeat: {timing:#}"
+    );
+    // Gaps sort to the top, and say so in words, not only colour.
+    assert_eq!(gap["first"]["sysid"], QUIET_SYSID as u64, "{gap:#}");
+    let text = gap["first"]["text"].as_str().unwrap();
+    assert!(
+        text.contains("GAP") && text.contains("Heartbeat due and not received"),
+        "{text}"
+    );
+    // The gap ticks on the receiver's clock: just after it opened it reads the threshold, not
+    // less (a page that took a stale snapshot's time for "now" would show it younger).
+    let silent: f64 = text
+        .split("Nothing for ")
+        .nth(1)
+        .and_then(|rest| rest.split(" s").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no gap duration in {text}"));
+    assert!((2.99..6.0).contains(&silent), "{text}");
+    assert_accessible(&gap["axe"], "with a vehicle in gap");
+    // Keyboard: G goes to the first vehicle in gap, E to the events list.
+    assert_eq!(gap["keys"]["g"], QUIET_SYSID.to_string(), "{gap:#}");
+    assert_eq!(gap["keys"]["e"], "events", "{gap:#}");
+    eprintln!(
+        "gap: event to element {event_to_element_ms:.0} ms, {after_heartbeat_ms} ms after the last heartbeat"
+    );
+
+    // It beats again: ok.
+    quiet.store(false, Ordering::SeqCst);
+    script.next();
+    let back = script.expect("ok_again");
+    assert!(back["timing"]["ms"].as_f64().unwrap() < 1000.0, "{back:#}");
+    assert!(states(&back["vehicles"]).iter().all(|(_, s, _)| s == "ok"));
+
+    // The daemon stops: the page says the connection is lost, in the banner.
+    assert!(d.stop().success());
+    script.next();
+    let lost = script.expect("lost");
+    let banner = lost["banner"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{lost:#}"));
+    assert!(
+        banner.to_lowercase().contains("connection lost"),
+        "{banner}"
+    );
+    assert!(banner.contains("stale"), "{banner}");
+    assert_accessible(&lost["axe"], "with the connection lost");
+    eprintln!(
+        "lost: {:.0} ms after the daemon exited",
+        lost["after_ms"].as_f64().unwrap()
+    );
+
+    // The daemon starts again on the same port: the page recovers by itself.
+    let mut d2 = Daemon::start("board2", &config(&http));
+    assert_eq!(d2.http_addr(), http);
+    *to.lock().unwrap() = d2.udp_addr("radio1");
+    script.next();
+    let live = script.expect("live_again");
+    assert_eq!(live["banner_hidden"], true, "{live:#}");
+    assert_eq!(states(&live["vehicles"]).len(), 6);
+    eprintln!(
+        "recovered: {:.0} ms after the restart",
+        live["after_ms"].as_f64().unwrap()
+    );
+
+    // Nothing but the daemon was asked for anything.
+    let network = script.expect("network");
+    let urls = network["urls"].as_array().unwrap();
+    assert!(urls.len() >= 4, "{network:#}");
+    let own = format!("http://{http}/");
+    for url in urls {
+        let url = url.as_str().unwrap();
+        assert!(url.starts_with(&own) || url.starts_with("data:"), "{url}");
+    }
+    assert!(script.child.wait().unwrap().success());
+    assert!(std::fs::metadata(&screenshot).unwrap().len() > 10_000);
+
+    stop.store(true, Ordering::SeqCst);
+    sender.join().unwrap();
+    assert!(d2.stop().success());
+}
