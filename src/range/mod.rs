@@ -5,6 +5,7 @@
 //! shows the vehicles. The consumer is acknowledged as receipts are judged, so a restart resumes
 //! where it stopped without re-alerting what was already alerted.
 
+pub mod coverage;
 pub mod judge;
 
 use crate::config::range::RangeConfig;
@@ -17,7 +18,7 @@ use crate::monitor::{format_utc_ms, Event, ReceiverEvent, UtcTime};
 use crate::sink::rotating::Framing;
 use crate::sink::webhook::Webhook;
 use crate::sink::{spawn_writer, RotatingFile};
-use crate::status::{StatusSnapshot, VehicleSnapshot};
+use crate::status::{SiteSnapshot, StatusSnapshot, VehicleSnapshot};
 use anyhow::Context;
 use futures_util::StreamExt;
 use judge::{range_line, site_of, RangeJudge};
@@ -155,10 +156,10 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
     let mut caught_up = true;
     tracing::info!(consumer = %durable, nats = %config.nats_url, "range started");
     crate::daemon::notify::Notifier::from_env().ready();
-    let emit = |sink: &EventSink, gaps: Vec<crate::monitor::event::GapEvent>| {
-        for gap in gaps {
-            let line = range_line(&gap);
-            sink.emit_line(&Event::from(gap), line);
+    let emit = |sink: &EventSink, events: Vec<Event>| {
+        for event in events {
+            let line = range_line(&event);
+            sink.emit_line(&event, line);
         }
     };
     loop {
@@ -240,11 +241,20 @@ fn snapshot(judge: &RangeJudge, started_ns: i64) -> StatusSnapshot {
                 open_gap: v
                     .open_gap
                     .as_ref()
-                    .and_then(|g| serde_json::from_str(&range_line(g)).ok()),
+                    .and_then(|g| serde_json::from_str(&range_line(&Event::from(g.clone()))).ok()),
                 ..Default::default()
             })
             .collect(),
         open_gaps: judge.detector().open_gaps().len(),
+        sites: judge
+            .coverage()
+            .sites()
+            .map(|(name, silent, clock_off)| SiteSnapshot {
+                name: name.to_string(),
+                silent,
+                clock_off,
+            })
+            .collect(),
         ..Default::default()
     }
 }
