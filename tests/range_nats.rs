@@ -152,16 +152,11 @@ fn a_vehicle_heard_by_any_site_is_not_in_a_range_gap() {
     let (north_udp, south_udp) = (north.udp_addr("radio1"), south.udp_addr("radio1"));
     north.wait_for("publishing the receive log", WAIT);
     south.wait_for("publishing the receive log", WAIT);
-    let mut range = Daemon::start_verb(
-        "range-view",
-        "range",
-        &format!(
-            "data_dir = \"{{dir}}/data\"\nfsync_interval_s = 0.05\n[range]\nnats_url = \"{}\"\nname = \"test\"\n[gap]\nthreshold_s = 3.0\nvehicles = {{ 42 = \"UAS-42\" }}\n[http]\nlisten = \"127.0.0.1:0\"\n",
-            nats.url()
-        ),
-        &[],
-        |_| {},
+    let range_config = format!(
+        "data_dir = \"{{dir}}/data\"\nfsync_interval_s = 0.05\n[range]\nnats_url = \"{}\"\nname = \"test\"\n[gap]\nthreshold_s = 3.0\nvehicles = {{ 42 = \"UAS-42\" }}\n[http]\nlisten = \"127.0.0.1:0\"\n",
+        nats.url()
     );
+    let mut range = Daemon::start_verb("range-view", "range", &range_config, &[], |_| {});
     range.wait_for("range started", WAIT);
 
     // 41 heard by both sites, 42 by north only, every 200 ms. Phase 1 (bit 1): 41 quiet at north;
@@ -203,6 +198,45 @@ fn a_vehicle_heard_by_any_site_is_not_in_a_range_gap() {
     phase.store(1, Ordering::SeqCst);
     let quiet_for = quiet_from.elapsed();
     assert!(common::eventually(WAIT, || range_gaps(&range).len() >= 2));
+    let status: serde_json::Value =
+        serde_json::from_str(&common::http_get(&range.http_addr(), "/status")).unwrap();
+    let sites: Vec<(&str, bool)> = status["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap(),
+                s["clock_off"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(sites, [("north", false), ("south", false)]);
+    // A restarted range (same name: same durable consumer, a fresh events file) resumes where
+    // the last one stopped and alerts nothing old again, while the vehicles go on beating.
+    assert!(range.stop().success());
+    let mut resumed = Daemon::start_verb("range-view-resumed", "range", &range_config, &[], |_| {});
+    resumed.wait_for("range started", WAIT);
+    let heard_at = |daemon: &mut Daemon, sysid: u64| -> Option<String> {
+        let status: serde_json::Value =
+            serde_json::from_str(&common::http_get(&daemon.http_addr(), "/status")).unwrap();
+        status["vehicles"]
+            .as_array()?
+            .iter()
+            .find(|v| v["sysid"] == sysid)
+            .and_then(|v| v["last_heard_utc"].as_str().map(str::to_string))
+    };
+    // Caught up and live: both vehicles heard twice, a beat apart.
+    let mut first = None;
+    assert!(common::eventually(WAIT, || {
+        first = heard_at(&mut resumed, 42);
+        first.is_some()
+    }));
+    assert!(common::eventually(WAIT, || heard_at(&mut resumed, 42)
+        > first
+        && heard_at(&mut resumed, 41).is_some()));
+    assert_eq!(range_gaps(&resumed), Vec::<serde_json::Value>::new());
+    assert!(resumed.stop().success());
     stop.store(true, Ordering::SeqCst);
     sender.join().unwrap();
     let gaps = range_gaps(&range);
@@ -246,21 +280,6 @@ fn a_vehicle_heard_by_any_site_is_not_in_a_range_gap() {
     ]
     .map(|(state, site, sysid)| (state.to_string(), site.to_string(), sysid));
     assert_eq!(coverage, expected);
-    let status: serde_json::Value =
-        serde_json::from_str(&common::http_get(&range.http_addr(), "/status")).unwrap();
-    let sites: Vec<(&str, bool)> = status["sites"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            (
-                s["name"].as_str().unwrap(),
-                s["clock_off"].as_bool().unwrap(),
-            )
-        })
-        .collect();
-    assert_eq!(sites, [("north", false), ("south", false)]);
-    assert!(range.stop().success());
     assert!(north.stop().success() && south.stop().success());
 }
 
