@@ -1,6 +1,7 @@
 //! The range board (`GET /`) in a real browser: headless Chromium driven over WebDriver by
 //! `tests/board/board_browser.py` (selenium with Debian's chromedriver). Six vehicles beat; the
-//! board shows them with their configured names; one goes quiet and its element turns `gap`
+//! board shows them with their configured names (and a seventh, configured and never heard, as
+//! `never`); one goes quiet and its element turns `gap`
 //! within a second of the SSE event (and at most 4 s after its last heartbeat, threshold 3 s),
 //! then `ok` when it beats again; the daemon stops and `data-connection` turns `lost`; the daemon
 //! starts again on the same port and the page recovers by itself. axe-core (npm, `tests/board`)
@@ -25,14 +26,17 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 const QUIET_SYSID: u8 = 4;
-const NAMES: [&str; 6] = [
+/// Configured in `[gap] vehicles`; 1 to 6 beat, 7 is never heard.
+const NAMES: [&str; 7] = [
     "Kestrel 1",
     "Kestrel 2",
     "Osprey",
     "Heron",
     "Swift A",
     "Swift B",
+    "Spare",
 ];
+const NEVER_SYSID: u64 = 7;
 /// Each phase of the browser script has its own deadlines; this only catches a hung script.
 const PHASE: Duration = Duration::from_secs(90);
 
@@ -246,12 +250,13 @@ fn the_board_shows_a_gap_recovers_and_survives_a_daemon_restart_in_chromium() {
     });
     let mut script = Script { child, lines };
 
-    // Six beating vehicles, each with its configured name.
+    // Six beating vehicles, each with its configured name, and the seventh never heard.
     let six = script.expect("six_ok");
     let shown = states(&six["vehicles"]);
-    assert_eq!(shown.len(), 6, "{six:#}");
+    assert_eq!(shown.len(), 7, "{six:#}");
     for (sysid, state, name) in &shown {
-        assert_eq!(state, "ok", "{six:#}");
+        let want = if *sysid == NEVER_SYSID { "never" } else { "ok" };
+        assert_eq!(state, want, "{six:#}");
         assert_eq!(name, NAMES[*sysid as usize - 1], "{six:#}");
     }
     assert_eq!(six["connection"], "live");
@@ -271,7 +276,20 @@ fn the_board_shows_a_gap_recovers_and_survives_a_daemon_restart_in_chromium() {
         (3000..=4000).contains(&after_heartbeat_ms),
         "gap shown {after_heartbeat_ms} ms after the last heartbeat: {timing:#}"
     );
-    // Gaps sort to the top, and say so in words, not only colour.
+    // Gaps sort to the top, then the never heard, then the rest by sysid; each says its state
+    // in words, not only colour.
+    let order: Vec<(u64, String)> = states(&gap["vehicles"])
+        .into_iter()
+        .map(|(sysid, state, _)| (sysid, state))
+        .collect();
+    let want: Vec<(u64, String)> = [(4, "gap"), (7, "never"), (1, "ok"), (2, "ok")]
+        .into_iter()
+        .chain([(3, "ok"), (5, "ok"), (6, "ok")])
+        .map(|(sysid, state)| (sysid, state.to_string()))
+        .collect();
+    assert_eq!(order, want, "{gap:#}");
+    let never = gap["vehicles"][1]["text"].as_str().unwrap();
+    assert!(never.contains("NEVER HEARD"), "{never}");
     assert_eq!(gap["first"]["sysid"], QUIET_SYSID as u64, "{gap:#}");
     let text = gap["first"]["text"].as_str().unwrap();
     assert!(
@@ -300,7 +318,9 @@ fn the_board_shows_a_gap_recovers_and_survives_a_daemon_restart_in_chromium() {
     script.next();
     let back = script.expect("ok_again");
     assert!(back["timing"]["ms"].as_f64().unwrap() < 1000.0, "{back:#}");
-    assert!(states(&back["vehicles"]).iter().all(|(_, s, _)| s == "ok"));
+    assert!(states(&back["vehicles"])
+        .iter()
+        .all(|(sysid, s, _)| s == if *sysid == NEVER_SYSID { "never" } else { "ok" }));
 
     // The daemon stops: the page says the connection is lost, in the banner.
     assert!(d.stop().success());
@@ -327,7 +347,7 @@ fn the_board_shows_a_gap_recovers_and_survives_a_daemon_restart_in_chromium() {
     script.next();
     let live = script.expect("live_again");
     assert_eq!(live["banner_hidden"], true, "{live:#}");
-    assert_eq!(states(&live["vehicles"]).len(), 6);
+    assert_eq!(states(&live["vehicles"]).len(), 7);
     eprintln!(
         "recovered: {:.0} ms after the restart",
         live["after_ms"].as_f64().unwrap()
