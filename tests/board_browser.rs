@@ -194,6 +194,11 @@ fn assert_accessible(axe: &serde_json::Value, when: &str) {
         "axe-core {when}: {}",
         serde_json::to_string_pretty(&bad).unwrap()
     );
+    let lesser: Vec<String> = violations
+        .iter()
+        .map(|v| format!("{} ({})", v["id"], v["impact"]))
+        .collect();
+    eprintln!("axe-core {when}: no serious or critical violation; lesser: {lesser:?}");
 }
 
 fn utc_ms(text: &serde_json::Value) -> i64 {
