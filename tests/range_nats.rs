@@ -228,6 +228,23 @@ fn a_vehicle_heard_by_any_site_is_not_in_a_range_gap() {
         })
         .collect();
     assert_eq!(sites, [("north", false), ("south", false)]);
+    // The sites that hear each vehicle now: 41 is south's alone since north lost it (the
+    // snapshot is refreshed every 0.5 s, so it may not show 42's return yet).
+    assert!(common::eventually(WAIT, || {
+        let status: serde_json::Value =
+            serde_json::from_str(&common::http_get(&range.http_addr(), "/status")).unwrap();
+        let links_of = |sysid: u64| {
+            status["vehicles"]
+                .as_array()
+                .and_then(|v| v.iter().find(|v| v["sysid"] == sysid))
+                .map(|v| v["links"].clone())
+        };
+        links_of(41) == Some(serde_json::json!(["south"]))
+            && links_of(42) == Some(serde_json::json!(["north"]))
+    }));
+    // The range serves the board too (with its sites as columns).
+    let page = common::http_get(&range.http_addr(), "/");
+    assert!(page.contains("data-connection"), "{page}");
     // South's receiver reports that its clock regained, then lost NTP (its own `clock` events,
     // as it would publish them; the sites' real ones, whatever this machine's NTP state, come
     // before): the range flags the site.

@@ -137,6 +137,14 @@ impl Coverage {
         })
     }
 
+    /// The sites that hear `sysid` now (heard within the threshold at the last look).
+    pub fn hearing(&self, sysid: u8) -> Vec<String> {
+        self.vehicles
+            .get(&sysid)
+            .map(|v| v.hearing.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
     /// A site receiver's own `clock` event (from the events stream): whether its clock is
     /// NTP-synchronised. An event only when that changes.
     pub fn site_clock_report(
@@ -434,6 +442,8 @@ mod tests {
         // North's last heartbeat at 14 s, gone once 3 s have passed.
         assert_eq!(events[1].utc, UtcTime(T0 + 17 * S));
         assert_eq!(events[1].sites.as_deref(), Some(&["south".into()][..]));
+        assert_eq!(c.hearing(41), ["south"]);
+        assert!(c.hearing(42).is_empty());
         assert!(events[1]
             .title
             .contains("sysid 41 UAS-41 no longer heard by north"));

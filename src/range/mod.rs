@@ -292,7 +292,8 @@ fn snapshot(judge: &RangeJudge, started_ns: i64) -> StatusSnapshot {
             .map(|v| VehicleSnapshot {
                 sysid: v.sysid,
                 name: v.name.clone(),
-                links: v.links.clone(),
+                // The sites that hear it now (a site that lost it is not listed).
+                links: judge.coverage().hearing(v.sysid),
                 last_heard_utc: v.last_recv_ns.map(format_utc_ms),
                 heartbeat_age_s: v.last_recv_ns.map(|t| (now - t) as f64 / 1e9),
                 expected_interval_s: v.expected_interval_ns as f64 / 1e9,

@@ -39,6 +39,8 @@ const board = {
   vehicles: new Map(),
   order: [],
   links: [],
+  // The range view's sites (empty on a site receiver): one column per site in each vehicle.
+  sites: [],
   clock: undefined,
   startedMs: null,
   offsetMs: 0,
@@ -152,6 +154,9 @@ function applySnapshot(s) {
   board.startedMs = parseUtc(s.started_utc);
   board.clock = s.clock;
   board.links = s.links || [];
+  const siteKey = (s.sites || []).map((x) => x.name).join(',');
+  if (siteKey !== board.sites.map((x) => x.name).join(',')) board.dirty.all = true;
+  board.sites = s.sites || [];
   board.dirty.links = true;
   for (const sv of s.vehicles || []) {
     const v = vehicle(sv.sysid);
@@ -438,10 +443,23 @@ function renderCard(v, now) {
   } else {
     setText(e.mode, 'no heartbeat fields');
   }
-  const linkText = v.perLink.length
-    ? v.perLink.map((l) => `${l.link} ${l.frames_per_s.toFixed(1)}/s`).join(' · ')
-    : v.links.join(' · ') || 'none';
-  setText(e.links, linkText);
+  if (board.sites.length) {
+    // The range: a cell per site, in the same order on every vehicle, so they read as columns.
+    const key = board.sites.map((site) => `${site.name}:${v.links.includes(site.name)}`).join(',');
+    if (e.links.dataset.key !== key) {
+      e.links.dataset.key = key;
+      setText(e.links.previousSibling, 'Sites');
+      e.links.replaceChildren(...board.sites.map((site) => {
+        const hears = v.links.includes(site.name);
+        return el('span', hears ? 'site site-hears' : 'site site-not', `${hears ? '\u25CF' : '\u2013'} ${site.name}`);
+      }));
+    }
+  } else {
+    const linkText = v.perLink.length
+      ? v.perLink.map((l) => `${l.link} ${l.frames_per_s.toFixed(1)}/s`).join(' · ')
+      : v.links.join(' · ') || 'none';
+    setText(e.links, linkText);
+  }
   let latencyText;
   if (v.offset !== null && v.offset !== undefined) {
     latencyText = `vehicle clock off UTC by ${v.offset > 0 ? '+' : ''}${(v.offset / 1000).toFixed(1)} s`;
@@ -527,7 +545,32 @@ function renderOrder() {
   setText($('summary'), sorted.length ? parts.join(' · ') : 'No vehicles yet');
 }
 
+function renderSites() {
+  setText($('links-heading'), 'Sites');
+  $('links-head').replaceChildren(...['Site', 'State', 'Clock'].map((name) => {
+    const th = el('th', null, name);
+    th.scope = 'col';
+    return th;
+  }));
+  const rows = board.sites.map((site) => {
+    const tr = el('tr');
+    const th = el('th', null, site.name);
+    th.scope = 'row';
+    const state = site.silent ? ['link-down', '\u2715 SILENT'] : ['link-up', '\u25CF heard'];
+    const clock = site.clock_off
+      ? ['link-down', '\u2715 OFF (corrected)']
+      : site.unsynchronised ? ['link-down', '! not NTP-synchronised'] : [null, 'agrees'];
+    tr.append(th, el('td', state[0], state[1]), el('td', clock[0], clock[1]));
+    return tr;
+  });
+  $('links').replaceChildren(...rows);
+}
+
 function renderLinks() {
+  if (board.sites.length) {
+    renderSites();
+    return;
+  }
   const rows = board.links.map((l) => {
     const tr = el('tr');
     const state = l.up === true ? ['link-up', '\u25CF up'] : l.up === false ? ['link-down', '\u2715 DOWN'] : [null, '? not reported'];
