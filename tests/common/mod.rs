@@ -484,10 +484,11 @@ impl SseClient {
                     current.event = Some(v.to_string());
                 } else if let Some(v) = line.strip_prefix("data: ").or(line.strip_prefix("data:")) {
                     current.data = v.to_string();
-                } else if line.is_empty() && !current.data.is_empty() {
-                    if tx.send(std::mem::take(&mut current)).is_err() {
-                        break;
-                    }
+                } else if line.is_empty()
+                    && !current.data.is_empty()
+                    && tx.send(std::mem::take(&mut current)).is_err()
+                {
+                    break;
                 }
             }
         });
