@@ -5,9 +5,13 @@
 //! the checks of the machine itself (devices, folders) are apart, in [`environment`].
 
 mod environment;
+mod publish;
+pub mod range;
 pub mod ranges;
 mod raw;
 mod webhook;
+
+pub use publish::PublishSettings;
 
 pub use webhook::{WebhookFormat, WebhookSettings};
 
@@ -170,6 +174,7 @@ pub struct Config {
     pub http: HttpSettings,
     #[serde(rename = "webhook")]
     pub webhooks: Vec<WebhookSettings>,
+    pub publish: Option<PublishSettings>,
 }
 
 impl Config {
@@ -212,16 +217,12 @@ impl Config {
             raw.rotate_size_mb as f64,
         )?;
         in_range("buffer_mb", "buffer_mb", raw.buffer_mb as f64)?;
-        in_range("gap.threshold_s", "gap.threshold_s", raw.gap.threshold_s)?;
         in_range("latency.window_s", "latency.window_s", raw.latency.window_s)?;
         in_range(
             "latency.report_interval_s",
             "latency.report_interval_s",
             raw.latency.report_interval_s,
         )?;
-        if let Some(max) = raw.http.max_connections {
-            in_range("http.max_connections", "http.max_connections", max as f64)?;
-        }
         if raw.links.len() > crate::link::MAX_LINKS {
             return Err(invalid(
                 "link",
@@ -358,45 +359,12 @@ impl Config {
                 })
             })
             .collect::<Result<_, _>>()?;
-        let mut vehicles = BTreeMap::new();
-        for (sysid, name) in &raw.gap.vehicles {
-            let id: u8 = sysid.parse().map_err(|_| {
-                invalid(
-                    &format!("gap.vehicles.{sysid}"),
-                    "a vehicle key is a system id, 0 to 255".into(),
-                )
-            })?;
-            vehicles.insert(id, name.clone());
-        }
-        let http_listen = parse_bind(&raw.http.listen).ok_or_else(|| {
-            invalid(
-                "http.listen",
-                format!("`{}` is not an address:port", raw.http.listen),
-            )
-        })?;
-        let http_token = match &raw.http.token {
-            Some(token)
-                if token.len() < HttpSettings::MIN_TOKEN_LEN
-                    || !token.bytes().all(|b| b.is_ascii_graphic()) =>
-            {
-                return Err(invalid(
-                    "http.token",
-                    format!(
-                        "give at least {} visible ASCII characters, no spaces (e.g. the output of `openssl rand -hex 24`)",
-                        HttpSettings::MIN_TOKEN_LEN
-                    ),
-                ));
-            }
-            other => other.clone(),
+        let gap = gap_settings(&raw.gap, &invalid)?;
+        let http = http_settings(&raw.http, &invalid)?;
+        let publish = match &raw.publish {
+            Some(p) => Some(publish::parse(p, &invalid)?),
+            None => None,
         };
-        if !http_listen.ip().is_loopback() && http_token.is_none() {
-            return Err(invalid(
-                "http.token",
-                format!(
-                    "http.listen {http_listen} is reachable from other machines, which could then read every vehicle's state and alerts: set http.token (clients send `Authorization: Bearer <token>`), or listen on 127.0.0.1"
-                ),
-            ));
-        }
         let webhooks = webhook::parse_webhooks(&raw.webhook.0, &invalid)?;
         Ok(Config {
             file: path.to_path_buf(),
@@ -412,24 +380,14 @@ impl Config {
                 keys: signing_keys,
                 reject_bad: raw.signing.reject_bad,
             },
-            gap: GapSettings {
-                threshold_s: raw.gap.threshold_s,
-                ignore_sysids: raw.gap.ignore_sysids,
-                vehicles,
-            },
+            gap,
             latency: LatencySettings {
                 window_s: raw.latency.window_s,
                 report_interval_s: raw.latency.report_interval_s,
             },
-            http: HttpSettings {
-                listen: http_listen,
-                token: http_token,
-                max_connections: raw
-                    .http
-                    .max_connections
-                    .map_or(HttpSettings::DEFAULT_MAX_CONNECTIONS, |m| m as usize),
-            },
+            http,
             webhooks,
+            publish,
         })
     }
 
@@ -454,6 +412,77 @@ impl Config {
     pub fn effective(&self) -> serde_json::Value {
         serde_json::to_value(self).expect("the config serialises")
     }
+}
+
+/// `[gap]`, validated (shared with the `range` config).
+fn gap_settings(
+    raw: &raw::RawGap,
+    invalid: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<GapSettings, ConfigError> {
+    ranges::check("gap.threshold_s", raw.threshold_s)
+        .map_err(|reason| invalid("gap.threshold_s", reason))?;
+    let mut vehicles = BTreeMap::new();
+    for (sysid, name) in &raw.vehicles {
+        let id: u8 = sysid.parse().map_err(|_| {
+            invalid(
+                &format!("gap.vehicles.{sysid}"),
+                "a vehicle key is a system id, 0 to 255".into(),
+            )
+        })?;
+        vehicles.insert(id, name.clone());
+    }
+    Ok(GapSettings {
+        threshold_s: raw.threshold_s,
+        ignore_sysids: raw.ignore_sysids.clone(),
+        vehicles,
+    })
+}
+
+/// `[http]`, validated (shared with the `range` config): a token is required off loopback.
+fn http_settings(
+    raw: &raw::RawHttp,
+    invalid: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<HttpSettings, ConfigError> {
+    if let Some(max) = raw.max_connections {
+        ranges::check("http.max_connections", max as f64)
+            .map_err(|reason| invalid("http.max_connections", reason))?;
+    }
+    let listen = parse_bind(&raw.listen).ok_or_else(|| {
+        invalid(
+            "http.listen",
+            format!("`{}` is not an address:port", raw.listen),
+        )
+    })?;
+    let token = match &raw.token {
+        Some(token)
+            if token.len() < HttpSettings::MIN_TOKEN_LEN
+                || !token.bytes().all(|b| b.is_ascii_graphic()) =>
+        {
+            return Err(invalid(
+                "http.token",
+                format!(
+                    "give at least {} visible ASCII characters, no spaces (e.g. the output of `openssl rand -hex 24`)",
+                    HttpSettings::MIN_TOKEN_LEN
+                ),
+            ));
+        }
+        other => other.clone(),
+    };
+    if !listen.ip().is_loopback() && token.is_none() {
+        return Err(invalid(
+            "http.token",
+            format!(
+                "http.listen {listen} is reachable from other machines, which could then read every vehicle's state and alerts: set http.token (clients send `Authorization: Bearer <token>`), or listen on 127.0.0.1"
+            ),
+        ));
+    }
+    Ok(HttpSettings {
+        listen,
+        token,
+        max_connections: raw
+            .max_connections
+            .map_or(HttpSettings::DEFAULT_MAX_CONNECTIONS, |m| m as usize),
+    })
 }
 
 fn parse_bind(text: &str) -> Option<SocketAddr> {

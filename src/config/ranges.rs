@@ -34,6 +34,7 @@ pub const RANGES: &[Range] = &[
     range("http.max_connections", 1.0, 65_536.0, "connections"),
     range("webhook.queue", 1.0, 100_000.0, "events"),
     range("webhook.timeout_s", 0.1, 300.0, "s"),
+    range("publish.max_age_days", 0.01, 3650.0, "days"),
 ];
 
 /// Checks `value` for `key` (its name in [`RANGES`]); the reason when it is outside.

@@ -77,6 +77,43 @@ pub(super) struct RawConfig {
     pub(super) http: RawHttp,
     #[serde(default)]
     pub(super) webhook: RawWebhooks,
+    pub(super) publish: Option<RawPublish>,
+}
+
+/// `[publish]`: this site's receive log and events to NATS JetStream.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPublish {
+    pub(super) nats_url: String,
+    pub(super) site: String,
+    pub(super) creds_file: Option<PathBuf>,
+    pub(super) max_age_days: Option<f64>,
+}
+
+/// The `range` verb's file: no links; the sites' receipts come from NATS.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRangeConfig {
+    #[serde(default = "default_data_dir")]
+    pub(super) data_dir: PathBuf,
+    #[serde(default = "default_fsync")]
+    pub(super) fsync_interval_s: f64,
+    pub(super) range: RawRange,
+    #[serde(default)]
+    pub(super) gap: RawGap,
+    #[serde(default)]
+    pub(super) http: RawHttp,
+    #[serde(default)]
+    pub(super) webhook: RawWebhooks,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRange {
+    pub(super) nats_url: String,
+    pub(super) creds_file: Option<PathBuf>,
+    /// The durable consumer's name: one per range view.
+    pub(super) name: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -20,7 +20,12 @@ pub struct EventSink {
 
 impl EventSink {
     pub fn emit(&self, event: &Event) {
-        let line: Arc<str> = event.to_json_line().into();
+        self.emit_line(event, event.to_json_line());
+    }
+
+    /// As [`EventSink::emit`], with the line as it is to be written (the `range` adds keys).
+    pub fn emit_line(&self, event: &Event, line: String) {
+        let line: Arc<str> = line.into();
         let utc = event.utc().ns();
         let mut bytes = Vec::with_capacity(line.len() + 1);
         bytes.extend_from_slice(line.as_bytes());

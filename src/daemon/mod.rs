@@ -152,6 +152,12 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .connections_max
         .store(cap as u64, std::sync::atomic::Ordering::Relaxed);
     let (published, status) = watch::channel(Arc::new(StatusSnapshot::default()));
+    let publish_stats = config.publish.as_ref().map(|p| {
+        Arc::new(crate::publish::PublishStats {
+            site: p.site.clone(),
+            ..Default::default()
+        })
+    });
     let app = crate::http::router(AppState {
         events: event_log.clone(),
         status,
@@ -160,6 +166,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             config.http.token.clone(),
         )),
         counters: http_counters.clone(),
+        publish: publish_stats.clone(),
         shutdown: shutdown_rx.clone(),
     });
     let http_task = tokio::spawn(crate::http::server::serve(
@@ -232,6 +239,15 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         #[cfg(feature = "testing")]
         stall_file: std::env::var_os("FOXBORNE_TEST_STALL_FILE").map(std::path::PathBuf::from),
     };
+    let publisher = match (&config.publish, publish_stats) {
+        (Some(settings), Some(stats)) => Some(crate::publish::spawn(
+            settings.clone(),
+            config.data_dir.clone(),
+            stats,
+            shutdown_rx.clone(),
+        )),
+        _ => None,
+    };
     let reopen = Arc::new(Notify::new());
     let pipeline_task = tokio::spawn(pipeline.run(batch_rx, reopen.clone()));
 
@@ -259,6 +275,9 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         let _ = tokio::task::spawn_blocking(move || scanner.join()).await;
     }
     let pipeline = pipeline_task.await.context("pipeline task failed")?;
+    if let Some(publisher) = publisher {
+        let _ = publisher.await;
+    }
     let _ = http_task.await;
     let stats = pipeline.sinks.receive.stats.clone();
     let Sinks {

@@ -483,6 +483,7 @@ impl Pipeline {
                 })
                 .collect(),
             http: None,
+            publish: None,
         }
     }
 

@@ -71,6 +71,8 @@ pub struct AppState {
     pub status: watch::Receiver<Arc<StatusSnapshot>>,
     pub access: Arc<AccessPolicy>,
     pub counters: Arc<HttpCounters>,
+    /// Publishing's counters, when `[publish]` is set.
+    pub publish: Option<Arc<crate::publish::PublishStats>>,
     pub shutdown: watch::Receiver<bool>,
 }
 
@@ -137,6 +139,10 @@ async fn check_access(State(app): State<AppState>, request: Request, next: Next)
 fn current(app: &AppState) -> StatusSnapshot {
     let mut snapshot = StatusSnapshot::clone(&app.status.borrow());
     snapshot.http = Some(app.counters.snapshot());
+    snapshot.publish = app
+        .publish
+        .as_deref()
+        .map(crate::status::PublishSnapshot::of);
     snapshot
 }
 

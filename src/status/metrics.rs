@@ -299,6 +299,49 @@ impl prometheus_client::collector::Collector for Snapshot {
                 .iter()
                 .map(|h| (vec![("webhook", h.name.clone())], level(h.pending))),
         )?;
+        if let Some(publish) = &s.publish {
+            let by_stream = |value: fn(&super::PublishStreamSnapshot) -> u64| {
+                publish
+                    .streams
+                    .iter()
+                    .map(move |p| (vec![("stream", p.name.clone())], counter(value(p))))
+            };
+            family(
+                &mut e,
+                "foxborne_published",
+                "Lines published to NATS JetStream, by stream (receipts, events).",
+                None,
+                MetricType::Counter,
+                by_stream(|p| p.published),
+            )?;
+            family(
+                &mut e,
+                "foxborne_publish_acked",
+                "Lines JetStream acknowledged, by stream.",
+                None,
+                MetricType::Counter,
+                by_stream(|p| p.acked),
+            )?;
+            family(
+                &mut e,
+                "foxborne_publish_pending",
+                "Bytes in the files not yet acknowledged by JetStream, by stream.",
+                Some(Unit::Bytes),
+                MetricType::Gauge,
+                publish
+                    .streams
+                    .iter()
+                    .map(|p| (vec![("stream", p.name.clone())], level(p.pending_bytes))),
+            )?;
+            family(
+                &mut e,
+                "foxborne_publish_connected",
+                "1 while connected to NATS.",
+                None,
+                MetricType::Gauge,
+                [(Labels::new(), level(u64::from(publish.connected)))],
+            )?;
+        }
         if let Some(http) = &s.http {
             family(
                 &mut e,

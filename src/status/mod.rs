@@ -33,6 +33,53 @@ pub struct StatusSnapshot {
     /// The HTTP port's own counters, added by the HTTP layer when it answers.
     #[serde(default)]
     pub http: Option<HttpSnapshot>,
+    /// Publishing to NATS JetStream, when `[publish]` is set.
+    #[serde(default)]
+    pub publish: Option<PublishSnapshot>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PublishSnapshot {
+    pub site: String,
+    pub connected: bool,
+    /// `receipts` and `events`.
+    pub streams: Vec<PublishStreamSnapshot>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PublishStreamSnapshot {
+    pub name: String,
+    pub published: u64,
+    pub acked: u64,
+    /// Bytes written to the files and not yet acknowledged by JetStream.
+    pub pending_bytes: u64,
+    pub failures: u64,
+    pub last_ack_utc: Option<String>,
+}
+
+impl PublishSnapshot {
+    pub fn of(stats: &crate::publish::PublishStats) -> PublishSnapshot {
+        use std::sync::atomic::Ordering::Relaxed;
+        let stream = |name: &str, s: &crate::publish::StreamStats| PublishStreamSnapshot {
+            name: name.to_string(),
+            published: s.published.load(Relaxed),
+            acked: s.acked.load(Relaxed),
+            pending_bytes: s.pending_bytes.load(Relaxed),
+            failures: s.failures.load(Relaxed),
+            last_ack_utc: match s.last_ack_utc_ns.load(Relaxed) {
+                0 => None,
+                ns => Some(crate::monitor::format_utc_ms(ns)),
+            },
+        };
+        PublishSnapshot {
+            site: stats.site.clone(),
+            connected: stats.connected.load(Relaxed),
+            streams: vec![
+                stream("receipts", &stats.receipts),
+                stream("events", &stats.events),
+            ],
+        }
+    }
 }
 
 impl StatusSnapshot {
@@ -232,6 +279,18 @@ pub(crate) fn example() -> StatusSnapshot {
             event_clients: 2,
             event_clients_dropped: [("lagged".to_string(), 1), ("write_timeout".to_string(), 0)]
                 .into(),
+        }),
+        publish: Some(PublishSnapshot {
+            site: "north".into(),
+            connected: true,
+            streams: vec![PublishStreamSnapshot {
+                name: "receipts".into(),
+                published: 1200,
+                acked: 1190,
+                pending_bytes: 1500,
+                failures: 1,
+                last_ack_utc: Some("2026-09-24T14:32:09.990Z".into()),
+            }],
         }),
     }
 }

@@ -71,6 +71,8 @@ pub struct Daemon {
     pub seen: Vec<String>,
     /// Indexes into `seen` already returned by [`Daemon::wait_for`].
     claimed: std::collections::HashSet<usize>,
+    /// The HTTP address, once read from the log.
+    http: Option<String>,
 }
 
 impl Daemon {
@@ -91,6 +93,17 @@ impl Daemon {
         env: &[(&str, &str)],
         customize: impl FnOnce(&mut Command),
     ) -> Daemon {
+        Self::start_verb(name, "run", config, env, customize)
+    }
+
+    /// The binary's `verb` (`run`, `range`) with `--config` in its own temp dir.
+    pub fn start_verb(
+        name: &str,
+        verb: &str,
+        config: &str,
+        env: &[(&str, &str)],
+        customize: impl FnOnce(&mut Command),
+    ) -> Daemon {
         let dir = std::env::temp_dir().join(format!("foxborne-it-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -101,7 +114,7 @@ impl Daemon {
             command.env(k, v.replace("{dir}", dir.to_str().unwrap()));
         }
         command
-            .args(["run", "--config"])
+            .args([verb, "--config"])
             .arg(dir.join("receiver.toml"))
             .env("RUST_LOG", "info")
             .stderr(Stdio::piped())
@@ -123,6 +136,7 @@ impl Daemon {
             lines,
             seen: Vec::new(),
             claimed: Default::default(),
+            http: None,
         }
     }
 
@@ -166,9 +180,14 @@ impl Daemon {
 
     /// The local HTTP port's address (from its `http listening` line).
     pub fn http_addr(&mut self) -> String {
+        if let Some(http) = &self.http {
+            return http.clone();
+        }
         let line = self.wait_for("http listening", Duration::from_secs(10));
         let local = line.split("local=").nth(1).expect("local= in the line");
-        local.split_whitespace().next().unwrap().to_string()
+        let http = local.split_whitespace().next().unwrap().to_string();
+        self.http = Some(http.clone());
+        http
     }
 
     /// The UDP address a link bound (from its `listening` line).
