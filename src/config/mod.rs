@@ -9,9 +9,11 @@ mod publish;
 pub mod range;
 pub mod ranges;
 mod raw;
+mod retention;
 mod webhook;
 
 pub use publish::PublishSettings;
+pub use retention::RetentionSettings;
 
 pub use webhook::{WebhookFormat, WebhookSettings};
 
@@ -175,6 +177,7 @@ pub struct Config {
     #[serde(rename = "webhook")]
     pub webhooks: Vec<WebhookSettings>,
     pub publish: Option<PublishSettings>,
+    pub retention: RetentionSettings,
 }
 
 impl Config {
@@ -366,6 +369,7 @@ impl Config {
             None => None,
         };
         let webhooks = webhook::parse_webhooks(&raw.webhook.0, &invalid)?;
+        let retention = retention::parse(raw.retention.as_ref(), raw.rotate_size_mb, &invalid)?;
         Ok(Config {
             file: path.to_path_buf(),
             data_dir: raw.data_dir,
@@ -388,6 +392,7 @@ impl Config {
             http,
             webhooks,
             publish,
+            retention,
         })
     }
 
@@ -735,5 +740,45 @@ url = "http://127.0.0.1:9000/alerts"
         assert_eq!(e["rotate_size_mb"], 256);
         assert_eq!(e["http"]["listen"], "127.0.0.1:9137");
         assert!(e.get("field_ids").is_none());
+    }
+
+    #[test]
+    fn retention_bounds_are_checked_and_printed() {
+        let link = "[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n";
+        let none = parse(link).unwrap();
+        assert!(!none.retention.is_set());
+        let c = parse(&format!(
+            "{link}[retention]\nmax_age_days = 90\nmax_total_mb = 50000\n"
+        ))
+        .unwrap();
+        assert_eq!(c.retention.max_age_days, Some(90));
+        assert_eq!(c.retention.max_total_bytes(), Some(50_000 * 1024 * 1024));
+        let e = c.effective();
+        assert_eq!(e["retention"]["max_age_days"], 90);
+        assert_eq!(e["retention"]["max_total_mb"], 50000);
+        let err = parse(&format!("{link}[retention]\nmax_age_days = 0\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("retention.max_age_days") && err.contains("1 to 36500 days"),
+            "{err}"
+        );
+        // Distinct from the NATS streams' own max_age_days.
+        let err = parse(&format!(
+            "{link}[publish]\nnats_url = \"nats://127.0.0.1:4222\"\nsite = \"n\"\nmax_age_days = 0\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("publish.max_age_days"), "{err}");
+        let err = parse(&format!(
+            "rotate_size_mb = 256\n{link}[retention]\nmax_total_mb = 300\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("retention.max_total_mb") && err.contains("rotate_size_mb"),
+            "{err}"
+        );
+        assert!(parse(&format!("{link}[retention]\nmax_days = 3\n")).is_err());
     }
 }

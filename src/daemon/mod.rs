@@ -10,6 +10,7 @@ pub mod kernel_clock;
 pub mod link_queue;
 pub mod notify;
 pub mod pipeline;
+pub mod retention;
 pub mod scan;
 pub mod serial;
 pub mod udp;
@@ -248,8 +249,19 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         )),
         _ => None,
     };
+    // Events from tasks beside the pipeline (retention), emitted by the pipeline, the one
+    // owner of the event sinks.
+    let (side_tx, side_rx) = mpsc::channel(16);
+    let retention_task = config.retention.is_set().then(|| {
+        tokio::spawn(retention::run(
+            config.data_dir.clone(),
+            config.retention,
+            side_tx,
+            shutdown_rx.clone(),
+        ))
+    });
     let reopen = Arc::new(Notify::new());
-    let pipeline_task = tokio::spawn(pipeline.run(batch_rx, reopen.clone()));
+    let pipeline_task = tokio::spawn(pipeline.run(batch_rx, side_rx, reopen.clone()));
 
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sigint = signal(SignalKind::interrupt())?;
@@ -273,6 +285,9 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     // queued, hands it over and ends; then the pipeline, with no scanner left, drains.
     for scanner in scanners {
         let _ = tokio::task::spawn_blocking(move || scanner.join()).await;
+    }
+    if let Some(task) = retention_task {
+        let _ = task.await;
     }
     let pipeline = pipeline_task.await.context("pipeline task failed")?;
     if let Some(publisher) = publisher {

@@ -575,7 +575,12 @@ impl Pipeline {
     }
 
     /// Runs until every link's scanner has ended (their senders dropped), then flushes.
-    pub async fn run(mut self, mut rx: mpsc::Receiver<LinkBatch>, reopen: Arc<Notify>) -> Pipeline {
+    pub async fn run(
+        mut self,
+        mut rx: mpsc::Receiver<LinkBatch>,
+        mut side_events: mpsc::Receiver<Event>,
+        reopen: Arc<Notify>,
+    ) -> Pipeline {
         let mut next_housekeeping = tokio::time::Instant::now();
         loop {
             let now_utc = clock::utc_ns();
@@ -605,6 +610,7 @@ impl Pipeline {
                         }
                     }
                 }
+                Some(event) = side_events.recv() => self.sinks.events.emit(&event),
                 _ = tokio::time::sleep_until(wake) => {}
             }
             // After every pass, so a busy pipeline still raises alerts on time.

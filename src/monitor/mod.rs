@@ -21,7 +21,7 @@ pub mod watch;
 
 pub use event::{
     ClockEvent, ClockState, DroppedEvent, Event, GapEvent, GapState, LatencyEvent, LinkEvent,
-    LinkState, ReceiverEvent, ReceiverState,
+    LinkState, ReceiverEvent, ReceiverState, RemovedFolder, RetentionEvent,
 };
 pub use gap::{GapConfig, GapDetector, VehicleStatus};
 pub use input::MonitorInput;
