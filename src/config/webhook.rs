@@ -10,7 +10,8 @@ use serde::Serialize;
 use std::path::PathBuf;
 
 use crate::monitor::event::{
-    ClockKind, DroppedKind, LatencyKind, LinkKind, ReceiverKind, RetentionKind, TelemetryGapKind,
+    ClockKind, CoverageKind, DroppedKind, LatencyKind, LinkKind, ReceiverKind, RetentionKind,
+    TelemetryGapKind,
 };
 
 /// The event kinds a webhook may subscribe to: every `kind` the events stream has.
@@ -22,6 +23,7 @@ pub const EVENT_KINDS: &[&str] = &[
     ReceiverKind::NAME,
     DroppedKind::NAME,
     RetentionKind::NAME,
+    CoverageKind::NAME,
 ];
 
 /// What the POST body is.

@@ -484,6 +484,7 @@ impl Pipeline {
                 .collect(),
             http: None,
             publish: None,
+            sites: Vec::new(),
         }
     }
 
@@ -575,6 +576,8 @@ impl Pipeline {
     }
 
     /// Runs until every link's scanner has ended (their senders dropped), then flushes.
+    /// `side_events` are events made outside the links (the NATS connection's, retention's),
+    /// written as they come.
     pub async fn run(
         mut self,
         mut rx: mpsc::Receiver<LinkBatch>,

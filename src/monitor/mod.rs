@@ -20,8 +20,9 @@ pub mod utc;
 pub mod watch;
 
 pub use event::{
-    ClockEvent, ClockState, DroppedEvent, Event, GapEvent, GapState, LatencyEvent, LinkEvent,
-    LinkState, ReceiverEvent, ReceiverState, RemovedFolder, RetentionEvent,
+    ClockEvent, ClockState, CoverageEvent, CoverageState, DroppedEvent, Event, GapEvent, GapState,
+    LatencyEvent, LinkEvent, LinkState, ReceiverEvent, ReceiverState, RemovedFolder,
+    RetentionEvent,
 };
 pub use gap::{GapConfig, GapDetector, VehicleStatus};
 pub use input::MonitorInput;
