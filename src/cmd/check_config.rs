@@ -1,5 +1,6 @@
 //! `check-config`: validate a config and the machine it names (devices, folders), print the
-//! effective settings as JSON. Warnings (a serial device missing now) go to stderr.
+//! effective settings as JSON, with `needs`: the memory and descriptors it can use at most (for
+//! the unit's `MemoryMax` and `LimitNOFILE`). Warnings (a serial device missing now) go to stderr.
 
 use super::DEFAULT_CONFIG;
 use crate::config::Config;
@@ -20,7 +21,10 @@ pub fn run(args: CheckConfigArgs) -> anyhow::Result<u8> {
         eprintln!("warning: {warning}");
     }
     let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, &config.effective())?;
+    let mut effective = config.effective();
+    // What the unit's MemoryMax and LimitNOFILE must cover for this config.
+    effective["needs"] = serde_json::to_value(config.resource_bounds())?;
+    serde_json::to_writer_pretty(&mut out, &effective)?;
     writeln!(out)?;
     Ok(0)
 }

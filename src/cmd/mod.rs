@@ -6,6 +6,7 @@
 pub mod analyze;
 pub mod check_config;
 pub mod range;
+pub mod reload;
 pub mod run;
 pub mod simulate;
 pub mod status;
@@ -41,6 +42,8 @@ pub enum Verb {
     Run(run::RunArgs),
     /// Validate a config and print the effective settings (exit 78 on error).
     CheckConfig(check_config::CheckConfigArgs),
+    /// Ask a running daemon to reopen its files (SIGHUP): the unit's ExecReload.
+    Reload(reload::ReloadArgs),
     /// Receive JSONL or .tlog through the live gap and latency logic; findings as JSON lines.
     Analyze(analyze::AnalyzeArgs),
     /// Ask a running daemon (its local HTTP port) and print vehicles and links.
@@ -71,6 +74,7 @@ pub fn main(cli: Cli) -> ExitCode {
     let outcome = match cli.verb {
         Verb::Run(args) => run::run(args),
         Verb::CheckConfig(args) => check_config::run(args),
+        Verb::Reload(args) => reload::run(args),
         Verb::Analyze(args) => analyze::run(args),
         Verb::Status(args) => status::run(args),
         Verb::Tlog { cmd } => tlog::run(cmd),

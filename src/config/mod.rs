@@ -9,9 +9,11 @@ mod publish;
 pub mod range;
 pub mod ranges;
 mod raw;
+mod retention;
 mod webhook;
 
 pub use publish::PublishSettings;
+pub use retention::RetentionSettings;
 
 pub use webhook::{WebhookFormat, WebhookSettings};
 
@@ -149,6 +151,22 @@ fn as_kib<S: serde::Serializer>(bytes: &u64, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(bytes / 1024)
 }
 
+/// Scanner batches waiting for the pipeline: 64 of at most about 1 MiB (`daemon::BATCH_QUEUE`).
+const RESOURCE_BATCH_QUEUE_MB: u64 = 64;
+/// Everything else: code, runtime, HTTP connections, webhook queues, the `/events` ring. The
+/// daemon's RSS at 20,000 frames/s is 7.7 MB (BENCHMARKS.md, load); this leaves room for 256
+/// busy HTTP connections and full webhook queues.
+const RESOURCE_BASE_MB: u64 = 128;
+
+/// The most memory and descriptors a config can use (`check-config` prints it as `needs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ResourceBounds {
+    /// For `MemoryMax`: every buffer full at once.
+    pub memory_mb: u64,
+    /// For `LimitNOFILE`: every HTTP connection open, plus the reserve for links and files.
+    pub descriptors: u64,
+}
+
 /// The validated settings the daemon runs with.
 #[derive(Debug, Clone, Serialize)]
 pub struct Config {
@@ -175,6 +193,7 @@ pub struct Config {
     #[serde(rename = "webhook")]
     pub webhooks: Vec<WebhookSettings>,
     pub publish: Option<PublishSettings>,
+    pub retention: RetentionSettings,
 }
 
 impl Config {
@@ -366,6 +385,7 @@ impl Config {
             None => None,
         };
         let webhooks = webhook::parse_webhooks(&raw.webhook.0, &invalid)?;
+        let retention = retention::parse(raw.retention.as_ref(), raw.rotate_size_mb, &invalid)?;
         Ok(Config {
             file: path.to_path_buf(),
             data_dir: raw.data_dir,
@@ -388,6 +408,7 @@ impl Config {
             http,
             webhooks,
             publish,
+            retention,
         })
     }
 
@@ -404,6 +425,34 @@ impl Config {
                 ..LatencyConfig::default()
             },
             report_interval_s: self.latency.report_interval_s,
+        }
+    }
+
+    /// What this config may need at most, for the unit's `MemoryMax` and `LimitNOFILE`
+    /// (`check-config` prints it; a test holds the shipped unit against the shipped config).
+    pub fn resource_bounds(&self) -> ResourceBounds {
+        const MIB: u64 = 1024 * 1024;
+        // Receive log, events and (when on) the .tlog each buffer up to buffer_mb for a slow disk.
+        let streams = if self.tlog { 3 } else { 2 };
+        // Each link: its scanner queue, and the kernel's socket buffer (charged to the cgroup).
+        let links: u64 = self
+            .links
+            .iter()
+            .map(|l| {
+                l.queue_bytes
+                    + match l.kind {
+                        LinkTransport::Udp { rcvbuf_bytes, .. } => rcvbuf_bytes,
+                        LinkTransport::Serial { .. } => 0,
+                    }
+            })
+            .sum();
+        let memory_bytes = streams * self.buffer_bytes
+            + links
+            + RESOURCE_BATCH_QUEUE_MB * MIB
+            + RESOURCE_BASE_MB * MIB;
+        ResourceBounds {
+            memory_mb: memory_bytes.div_ceil(MIB),
+            descriptors: self.http.max_connections as u64 + crate::http::server::RESERVED_FDS,
         }
     }
 
@@ -735,5 +784,79 @@ url = "http://127.0.0.1:9000/alerts"
         assert_eq!(e["rotate_size_mb"], 256);
         assert_eq!(e["http"]["listen"], "127.0.0.1:9137");
         assert!(e.get("field_ids").is_none());
+    }
+
+    #[test]
+    fn retention_bounds_are_checked_and_printed() {
+        let link = "[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n";
+        let none = parse(link).unwrap();
+        assert!(!none.retention.is_set());
+        let c = parse(&format!(
+            "{link}[retention]\nmax_age_days = 90\nmax_total_mb = 50000\n"
+        ))
+        .unwrap();
+        assert_eq!(c.retention.max_age_days, Some(90));
+        assert_eq!(c.retention.max_total_bytes(), Some(50_000 * 1024 * 1024));
+        let e = c.effective();
+        assert_eq!(e["retention"]["max_age_days"], 90);
+        assert_eq!(e["retention"]["max_total_mb"], 50000);
+        let err = parse(&format!("{link}[retention]\nmax_age_days = 0\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("retention.max_age_days") && err.contains("1 to 36500 days"),
+            "{err}"
+        );
+        // Distinct from the NATS streams' own max_age_days.
+        let err = parse(&format!(
+            "{link}[publish]\nnats_url = \"nats://127.0.0.1:4222\"\nsite = \"n\"\nmax_age_days = 0\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("publish.max_age_days"), "{err}");
+        let err = parse(&format!(
+            "rotate_size_mb = 256\n{link}[retention]\nmax_total_mb = 300\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("retention.max_total_mb") && err.contains("rotate_size_mb"),
+            "{err}"
+        );
+        assert!(parse(&format!("{link}[retention]\nmax_days = 3\n")).is_err());
+    }
+
+    /// The shipped unit's MemoryMax and LimitNOFILE cover what the shipped config can use, with
+    /// the .tlog on and the most links the unit's memory comment allows for.
+    #[test]
+    fn the_shipped_unit_covers_the_shipped_configs_bounds() {
+        let unit = include_str!("../../systemd/foxborne-receiver.service");
+        let setting = |key: &str| -> u64 {
+            let line = unit
+                .lines()
+                .find(|l| l.starts_with(&format!("{key}=")))
+                .unwrap_or_else(|| panic!("the unit sets no {key}"));
+            let value = &line[key.len() + 1..];
+            match value.strip_suffix('M') {
+                Some(mb) => mb.parse().unwrap(),
+                None => value.parse().unwrap(),
+            }
+        };
+        let shipped = include_str!("../../config/receiver.toml");
+        let mut c = parse(shipped).unwrap();
+        c.tlog = true;
+        let needs = c.resource_bounds();
+        assert_eq!(
+            needs.memory_mb, 984,
+            "the unit's comment states this figure"
+        );
+        assert_eq!(
+            needs.descriptors, 384,
+            "the unit's comment states this figure"
+        );
+        assert!(setting("MemoryMax") >= needs.memory_mb + 4 * 24);
+        assert!(setting("LimitNOFILE") >= needs.descriptors);
+        let twice = parse(&shipped.replace("buffer_mb = 256", "buffer_mb = 512")).unwrap();
+        assert_eq!(twice.resource_bounds().memory_mb, 2 * 512 + 24 + 64 + 128);
     }
 }

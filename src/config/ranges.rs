@@ -35,6 +35,8 @@ pub const RANGES: &[Range] = &[
     range("webhook.queue", 1.0, 100_000.0, "events"),
     range("webhook.timeout_s", 0.1, 300.0, "s"),
     range("publish.max_age_days", 0.01, 3650.0, "days"),
+    range("retention.max_age_days", 1.0, 36_500.0, "days"),
+    range("retention.max_total_mb", 1.0, 1_073_741_824.0, "MiB"),
 ];
 
 /// Checks `value` for `key` (its name in [`RANGES`]); the reason when it is outside.

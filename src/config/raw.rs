@@ -78,6 +78,15 @@ pub(super) struct RawConfig {
     #[serde(default)]
     pub(super) webhook: RawWebhooks,
     pub(super) publish: Option<RawPublish>,
+    pub(super) retention: Option<RawRetention>,
+}
+
+/// `[retention]`: bounds on the kept day folders (both optional).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRetention {
+    pub(super) max_age_days: Option<u32>,
+    pub(super) max_total_mb: Option<u64>,
 }
 
 /// `[publish]`: this site's receive log and events to NATS JetStream.

@@ -10,7 +10,8 @@ use serde::Serialize;
 use std::path::PathBuf;
 
 use crate::monitor::event::{
-    ClockKind, CoverageKind, DroppedKind, LatencyKind, LinkKind, ReceiverKind, TelemetryGapKind,
+    ClockKind, CoverageKind, DroppedKind, LatencyKind, LinkKind, ReceiverKind, RetentionKind,
+    TelemetryGapKind,
 };
 
 /// The event kinds a webhook may subscribe to: every `kind` the events stream has.
@@ -21,6 +22,7 @@ pub const EVENT_KINDS: &[&str] = &[
     LinkKind::NAME,
     ReceiverKind::NAME,
     DroppedKind::NAME,
+    RetentionKind::NAME,
     CoverageKind::NAME,
 ];
 

@@ -89,6 +89,23 @@ fn log_event(event: &Event) {
             "latency sysid {}",
             l.sysid
         ),
+        Event::Retention(r) => {
+            let removed: Vec<&str> = r.removed.iter().map(|f| f.folder.as_str()).collect();
+            let bytes: u64 = r.removed.iter().map(|f| f.bytes).sum();
+            if let Some(over) = r.over_by_bytes {
+                tracing::warn!(
+                    kind = "retention", removed = %removed.join(","), removed_bytes = bytes,
+                    total_bytes = r.total_bytes, over_by_bytes = over,
+                    "retention: still {over} bytes over max_total_mb with only today's or open files left"
+                );
+            } else {
+                tracing::info!(
+                    kind = "retention", removed = %removed.join(","), removed_bytes = bytes,
+                    total_bytes = r.total_bytes,
+                    "retention: removed {} day folders ({bytes} bytes)", removed.len()
+                );
+            }
+        }
         other => {
             tracing::info!(kind = other.kind(), event = %other.to_json_line(), "{}", other.kind())
         }

@@ -10,6 +10,7 @@ pub mod kernel_clock;
 pub mod link_queue;
 pub mod notify;
 pub mod pipeline;
+pub mod retention;
 pub mod scan;
 pub mod serial;
 pub mod udp;
@@ -246,6 +247,14 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         stall_file: std::env::var_os("FOXBORNE_TEST_STALL_FILE").map(std::path::PathBuf::from),
     };
     let (side_events_tx, side_events_rx) = mpsc::channel(SIDE_EVENTS_QUEUE);
+    let retention_task = config.retention.is_set().then(|| {
+        tokio::spawn(retention::run(
+            config.data_dir.clone(),
+            config.retention,
+            side_events_tx.clone(),
+            shutdown_rx.clone(),
+        ))
+    });
     let publisher = match (&config.publish, publish_stats) {
         (Some(settings), Some(stats)) => Some(crate::publish::spawn(
             settings.clone(),
@@ -281,6 +290,9 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     // queued, hands it over and ends; then the pipeline, with no scanner left, drains.
     for scanner in scanners {
         let _ = tokio::task::spawn_blocking(move || scanner.join()).await;
+    }
+    if let Some(task) = retention_task {
+        let _ = task.await;
     }
     let pipeline = pipeline_task.await.context("pipeline task failed")?;
     if let Some(publisher) = publisher {

@@ -604,8 +604,8 @@ impl Pipeline {
     }
 
     /// Runs until every link's scanner has ended (their senders dropped), then flushes.
-    /// `side_events` are events made outside the links (the NATS connection's), written as they
-    /// come.
+    /// `side_events` are events made outside the links (the NATS connection's, retention's),
+    /// written as they come.
     pub async fn run(
         mut self,
         mut rx: mpsc::Receiver<LinkBatch>,

@@ -1,10 +1,10 @@
 //! The events stream's records: one JSON object per event, `utc` first, then `kind`
-//! (`telemetry_gap`, `latency`, `clock`, `link`, `receiver`, `dropped`, and the `range` view's
-//! `coverage`), then the kind's fields
+//! (`telemetry_gap`, `latency`, `clock`, `link`, `receiver`, `dropped`, `retention`, and the
+//! `range` view's `coverage`), then the kind's fields
 //! in a fixed order (serde writes struct fields in declaration order).
 //!
-//! The monitors build `telemetry_gap`, `latency` and `clock` events; the `link`, `receiver` and
-//! `dropped` shapes are defined here so the daemon's events all share one type, [`Event`].
+//! The monitors build `telemetry_gap`, `latency` and `clock` events; the `link`, `receiver`,
+//! `dropped` and `retention` shapes are defined here so the daemon's events all share one type, [`Event`].
 //!
 //! Each struct's `kind` field is a zero-sized marker that serialises as the kind's name, so a
 //! struct can never be written with the wrong kind, and [`Event`] deserialises back by kind.
@@ -72,6 +72,10 @@ event_kind!(
 event_kind!(
     /// `kind: "dropped"`.
     DroppedKind = "dropped"
+);
+event_kind!(
+    /// `kind: "retention"`.
+    RetentionKind = "retention"
 );
 event_kind!(
     /// `kind: "coverage"` (the `range` view's, about sites).
@@ -244,6 +248,34 @@ pub struct DroppedEvent {
     pub reason: Option<String>,
 }
 
+/// One day folder that retention removed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RemovedFolder {
+    /// The folder under `data_dir`, e.g. `receive/2026-06-01`.
+    pub folder: String,
+    pub files: u64,
+    pub bytes: u64,
+    /// The limit that removed it: `max_age_days` or `max_total_mb`.
+    pub reason: String,
+}
+
+/// A `retention` event (built by the daemon): the day folders removed by one check, oldest
+/// first, and what the three streams hold after it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RetentionEvent {
+    pub utc: UtcTime,
+    pub kind: RetentionKind,
+    pub removed: Vec<RemovedFolder>,
+    /// Bytes in `receive/`, `events/` and `tlog/` after the removals.
+    pub total_bytes: u64,
+    pub max_age_days: Option<u32>,
+    pub max_total_mb: Option<u64>,
+    /// Set when the streams are still over `max_total_mb` with nothing left that may go (what
+    /// is left is today's or open), with the bytes over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub over_by_bytes: Option<u64>,
+}
+
 /// What changed in the range's coverage: which sites hear a vehicle, whether a site is heard
 /// at all, whether a site's clock is trusted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -307,6 +339,7 @@ pub enum Event {
     Link(LinkEvent),
     Receiver(ReceiverEvent),
     Dropped(DroppedEvent),
+    Retention(RetentionEvent),
     Coverage(CoverageEvent),
 }
 
@@ -320,6 +353,7 @@ impl Event {
             Event::Link(event) => event.utc,
             Event::Receiver(event) => event.utc,
             Event::Dropped(event) => event.utc,
+            Event::Retention(event) => event.utc,
             Event::Coverage(event) => event.utc,
         }
     }
@@ -333,6 +367,7 @@ impl Event {
             Event::Link(_) => LinkKind::NAME,
             Event::Receiver(_) => ReceiverKind::NAME,
             Event::Dropped(_) => DroppedKind::NAME,
+            Event::Retention(_) => RetentionKind::NAME,
             Event::Coverage(_) => CoverageKind::NAME,
         }
     }
@@ -378,6 +413,12 @@ impl From<ReceiverEvent> for Event {
 impl From<DroppedEvent> for Event {
     fn from(event: DroppedEvent) -> Self {
         Event::Dropped(event)
+    }
+}
+
+impl From<RetentionEvent> for Event {
+    fn from(event: RetentionEvent) -> Self {
+        Event::Retention(event)
     }
 }
 
@@ -494,7 +535,21 @@ mod tests {
             reason: Some("EIO".into()),
             counts: None,
         });
-        for event in [gap, clock, link] {
+        let retention = Event::from(RetentionEvent {
+            utc: UtcTime(3_000_000),
+            kind: RetentionKind,
+            removed: vec![RemovedFolder {
+                folder: "receive/1970-01-01".into(),
+                files: 2,
+                bytes: 4096,
+                reason: "max_age_days".into(),
+            }],
+            total_bytes: 1 << 20,
+            max_age_days: Some(90),
+            max_total_mb: None,
+            over_by_bytes: None,
+        });
+        for event in [gap, clock, link, retention] {
             let back: Event = serde_json::from_str(&event.to_json_line()).unwrap();
             assert_eq!(back, event);
             assert_eq!(back.kind(), event.kind());

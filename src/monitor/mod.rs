@@ -22,7 +22,8 @@ pub mod watch;
 
 pub use event::{
     ClockEvent, ClockState, CoverageEvent, CoverageState, DroppedEvent, Event, GapEvent, GapState,
-    LatencyEvent, LinkEvent, LinkState, ReceiverEvent, ReceiverState,
+    LatencyEvent, LinkEvent, LinkState, ReceiverEvent, ReceiverState, RemovedFolder,
+    RetentionEvent,
 };
 pub use gap::{GapConfig, GapDetector, VehicleStatus};
 pub use input::MonitorInput;

@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests: where the corpus is, and the built binary.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub mod mutate;
 
@@ -96,6 +96,12 @@ impl Daemon {
         Self::start_verb(name, "run", config, env, customize)
     }
 
+    /// As [`Daemon::start`], with files laid down in its temp dir (given as the argument)
+    /// before the daemon starts.
+    pub fn start_prepared(name: &str, config: &str, prepare: impl FnOnce(&Path)) -> Daemon {
+        Self::start_in(name, "run", config, &[], |_| {}, prepare)
+    }
+
     /// The binary's `verb` (`run`, `range`) with `--config` in its own temp dir.
     pub fn start_verb(
         name: &str,
@@ -104,9 +110,21 @@ impl Daemon {
         env: &[(&str, &str)],
         customize: impl FnOnce(&mut Command),
     ) -> Daemon {
+        Self::start_in(name, verb, config, env, customize, |_| {})
+    }
+
+    fn start_in(
+        name: &str,
+        verb: &str,
+        config: &str,
+        env: &[(&str, &str)],
+        customize: impl FnOnce(&mut Command),
+        prepare: impl FnOnce(&Path),
+    ) -> Daemon {
         let dir = std::env::temp_dir().join(format!("foxborne-it-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
+        prepare(&dir);
         let config = config.replace("{dir}", dir.to_str().unwrap());
         std::fs::write(dir.join("receiver.toml"), config).unwrap();
         let mut command = Command::new(binary());

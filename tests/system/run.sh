@@ -1,0 +1,402 @@
+#!/usr/bin/env bash
+# The service under a real systemd (issue 14): a bare Debian 12 (mmdebstrap minbase + systemd,
+# cached), booted with systemd-nspawn (systemd 252; it shares the host's network, so UDP from
+# the host reaches the service), the .deb installed with apt, then the checks below, each timed.
+#
+#   tests/system/run.sh PYTHON DEB        (as root; PYTHON has pymavlink; DEB from `cargo deb`)
+#
+# Never boots a systemd on this machine's own root (its tmpfiles would empty the host's /tmp):
+# only the container's root, a fresh copy of the cached tarball each run. Afterwards the
+# container is powered off, its root removed, and the `payload`/`supervisor` cgroup folders
+# nspawn leaves are removed.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PY=${1:?python with pymavlink}
+DEB=$(realpath "${2:?the .deb to test}")
+here=$(pwd)
+send="$PY $here/tests/system/send.py"
+target=${CARGO_TARGET_DIR:-$here/target}
+cache=$target/system-test
+mkdir -p "$cache"
+started=$(date +%s.%N)
+elapsed() { printf '%.1f' "$(echo "$(date +%s.%N) - $1" | bc)"; }
+
+# --- the root file system, cached by what it includes -----------------------------------------
+include=systemd,systemd-sysv,dbus,socat
+tarball=$cache/bookworm-minbase-${include//,/-}.tar
+if [ ! -s "$tarball" ]; then
+  t=$(date +%s.%N)
+  mmdebstrap --quiet --format=tar --variant=minbase --include="$include" bookworm "$tarball.part"
+  mv "$tarball.part" "$tarball"
+  echo "rootfs built in $(elapsed "$t") s: $tarball"
+fi
+root=$cache/root
+rm -rf "$root"
+mkdir -p "$root"
+tar -C "$root" -xf "$tarball"
+echo "rootfs ready ($(elapsed "$started") s)"
+
+# --- the previous release: the same package as version 0.0.0-1, for the upgrade check --------
+# (There is no published earlier .deb; this exercises the upgrade path of the package itself:
+# conffile kept, service restarted. The binary is the same.)
+prev=$cache/prev
+rm -rf "$prev" && mkdir -p "$prev/pkg"
+dpkg-deb -R "$DEB" "$prev/pkg"
+sed -i 's/^Version: .*/Version: 0.0.0-1/' "$prev/pkg/DEBIAN/control"
+dpkg-deb --root-owner-group -b "$prev/pkg" "$prev/foxborne-receiver_0.0.0-1_amd64.deb" >/dev/null
+mkdir -p "$root/root/pkg"
+cp "$DEB" "$root/root/pkg/new.deb"
+cp "$prev/foxborne-receiver_0.0.0-1_amd64.deb" "$root/root/pkg/prev.deb"
+
+# --- host side: ports, an HTTPS webhook receiver, NATS ------------------------------------------
+base=$((20000 + ($$ % 4000) * 5))
+UDP_PORT=$base HTTP_PORT=$((base + 1)) HOOK_PORT=$((base + 2)) NATS_PORT=$((base + 3))
+work=$cache/host
+rm -rf "$work" && mkdir -p "$work"
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=foxborne-test-ca \
+  -keyout "$work/ca.key" -out "$work/ca.pem" 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout "$work/hook.key" \
+  -out "$work/hook.csr" 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' > "$work/ext"
+openssl x509 -req -in "$work/hook.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key" -CAcreateserial \
+  -days 1 -extfile "$work/ext" -out "$work/hook.pem" 2>/dev/null
+"$PY" - "$HOOK_PORT" "$work" > "$work/hook.log" 2>&1 <<'EOF' &
+import http.server, ssl, sys
+port, work = int(sys.argv[1]), sys.argv[2]
+class Hook(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        with open(f"{work}/hook.jsonl", "ab") as f:
+            f.write(body + b"\n")
+        self.send_response(200); self.end_headers()
+    def log_message(self, *a): pass
+server = http.server.HTTPServer(("127.0.0.1", port), Hook)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(f"{work}/hook.pem", f"{work}/hook.key")
+server.socket = ctx.wrap_socket(server.socket, server_side=True)
+server.serve_forever()
+EOF
+hook_pid=$!
+nats_pid=
+if command -v nats-server >/dev/null; then
+  nats-server -js -a 127.0.0.1 -p "$NATS_PORT" -sd "$work/nats" > "$work/nats.log" 2>&1 &
+  nats_pid=$!
+fi
+cp "$work/ca.pem" "$root/root/pkg/test-ca.pem"
+"$PY" "$here/tests/system/send.py" file "$root/root/pkg/serial.bin" 200 31
+
+# --- boot ---------------------------------------------------------------------------------------
+cgroup_leftovers() {
+  local v2 v1
+  v2=$(sed -n 's/^0:://p' /proc/self/cgroup)
+  v1=$(sed -n 's/^[0-9]*:name=systemd://p' /proc/self/cgroup)
+  for d in "/sys/fs/cgroup/unified${v2%/}" "/sys/fs/cgroup/systemd${v1%/}" "/sys/fs/cgroup${v2%/}"; do
+    for leaf in payload supervisor; do
+      if [ -d "$d/$leaf" ]; then echo "$d/$leaf"; fi
+    done
+  done | sort -u
+}
+remove_cgroups() {
+  local d
+  for d in $(cgroup_leftovers); do
+    find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
+  done
+}
+remove_cgroups
+nspawn_pid=
+shutdown() {
+  local t; t=$(date +%s.%N)
+  if [ -n "$nspawn_pid" ] && kill -0 "$nspawn_pid" 2>/dev/null; then
+    c 'systemctl poweroff' >/dev/null 2>&1 || true
+    for _ in $(seq 1 300); do kill -0 "$nspawn_pid" 2>/dev/null || break; sleep 0.1; done
+    kill "$nspawn_pid" 2>/dev/null || true
+    wait "$nspawn_pid" 2>/dev/null || true
+  fi
+  [ -n "$hook_pid" ] && kill "$hook_pid" 2>/dev/null || true
+  [ -n "$nats_pid" ] && kill "$nats_pid" 2>/dev/null || true
+  remove_cgroups
+  left=$(cgroup_leftovers)
+  [ -z "$left" ] || echo "cgroup folders left: $left"
+  rm -rf "$root"
+  echo "powered off and cleaned up in $(elapsed "$t") s"
+}
+trap shutdown EXIT
+systemd-nspawn --quiet -D "$root" -b --register=no --keep-unit -M foxborne-test \
+  > "$work/console.log" 2>&1 < /dev/null &
+nspawn_pid=$!
+leader=
+for _ in $(seq 1 200); do
+  leader=$(pgrep -P "$nspawn_pid" | head -n 1 || true)
+  [ -n "$leader" ] && [ "$(cat /proc/"$leader"/comm 2>/dev/null)" = systemd ] && break
+  leader=
+  sleep 0.1
+done
+[ -n "$leader" ] || { echo "the container did not boot"; cat "$work/console.log"; exit 1; }
+# Run a shell command in the container (its mount, PID, UTS and IPC namespaces).
+c() { nsenter -t "$leader" -m -u -i -p -- /bin/sh -c "$*"; }
+# The container's manager answers once it has set up its private socket.
+state=
+for _ in $(seq 1 600); do
+  state=$(c 'systemctl is-system-running --wait' 2>/dev/null || true)
+  case $state in running|degraded) break ;; esac
+  sleep 0.1
+done
+echo "booted: $state ($(elapsed "$started") s; $(c 'systemctl --version | head -n 1'))"
+
+# --- checks -------------------------------------------------------------------------------------
+passed=() failed=()
+check() {
+  local name=$1; shift
+  local t; t=$(date +%s.%N)
+  echo; echo "-- $name"
+  if ( set -euo pipefail; "$@" ); then
+    passed+=("$name"); echo "PASS $name ($(elapsed "$t") s)"
+  else
+    failed+=("$name"); echo "FAIL $name ($(elapsed "$t") s)"
+  fi
+}
+state_dir=$root/var/lib/private/foxborne-receiver
+receipts() { cat "$state_dir"/data/receive/*/receive-*.jsonl 2>/dev/null || true; }
+# Waits up to $1 s for a shell condition on the host.
+wait_until() {
+  local limit=$1; shift
+  for _ in $(seq 1 $((limit * 10))); do eval "$*" && return 0; sleep 0.1; done
+  eval "$*"
+}
+# custom_mode numbers of sysid $1's heartbeats in the receive log, sorted.
+numbers() { receipts | "$PY" -c '
+import json, sys
+sysid = int(sys.argv[1])
+seen = [json.loads(l)["fields"]["custom_mode"] for l in sys.stdin if json.loads(l).get("sysid") == sysid and json.loads(l).get("msg") == "HEARTBEAT"]
+print(" ".join(map(str, sorted(seen))))' "$1"; }
+expect_numbers() { # sysid count: exactly 0..count-1, once each
+  local got; got=$(numbers "$1")
+  [ "$got" = "$(seq -s ' ' 0 $(($2 - 1)))" ] || { echo "sysid $1: want 0..$(($2 - 1)), got $(echo "$got" | wc -w) numbers"; return 1; }
+}
+
+config() {
+  cat <<EOF
+# The system test's config: every feature at once.
+data_dir = "./data"
+fsync_interval_s = 0.2
+tlog = true
+[[link]]
+name = "udp"
+udp = "127.0.0.1:$UDP_PORT"
+[[link]]
+name = "radio"
+serial = "/dev/ttyFOX"
+baud = 57600
+[signing]
+keys = ["000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"]
+reject_bad = false
+[gap]
+threshold_s = 2.0
+[http]
+listen = "127.0.0.1:$HTTP_PORT"
+[[webhook]]
+url = "https://127.0.0.1:$HOOK_PORT/hook"
+format = "json"
+kinds = ["telemetry_gap", "retention"]
+ca_file = "/etc/foxborne-receiver/test-ca.pem"
+[retention]
+max_age_days = 30
+EOF
+  if [ -n "$nats_pid" ]; then
+    printf '[publish]\nnats_url = "nats://127.0.0.1:%s"\nsite = "system-test"\n' "$NATS_PORT"
+  fi
+}
+
+install_previous() {
+  c 'apt-get install -y -qq /root/pkg/prev.deb >/dev/null 2>&1'
+  c 'systemctl is-enabled foxborne-receiver' | grep -qx enabled
+  # The operator's edits: the conffile, the CA, a serial radio (a socat pty pair, kept running).
+  config > "$root/etc/foxborne-receiver/receiver.toml"
+  cp "$root/root/pkg/test-ca.pem" "$root/etc/foxborne-receiver/test-ca.pem"
+  # The radio's end is root:dialout 0660, as a USB serial adapter's node is.
+  c 'systemd-run --quiet --unit=radio socat pty,raw,echo=0,link=/dev/ttyFOX,group-late=dialout,perm-late=0660 pty,raw,echo=0,link=/dev/ttyFOXIN'
+  wait_until 5 '[ -e "$root/dev/ttyFOXIN" ]'
+  c 'systemctl start foxborne-receiver'
+  c 'systemctl is-active foxborne-receiver' | grep -qx active
+}
+
+upgrade_keeps_config_and_restarts() {
+  local before after
+  before=$(c 'systemctl show -p MainPID --value foxborne-receiver')
+  # Old day folders, owned as the service's own files are, for retention at the next start.
+  local owner; owner=$(stat -c %u:%g "$state_dir/data/receive")
+  for stream in receive events tlog; do
+    mkdir -p "$state_dir/data/$stream/2020-01-0${#stream}"
+    echo '{}' > "$state_dir/data/$stream/2020-01-0${#stream}/old.jsonl"
+    chown -R "$owner" "$state_dir/data/$stream/2020-01-0${#stream}"
+  done
+  c 'apt-get install -y -qq /root/pkg/new.deb >/dev/null 2>&1'
+  c 'dpkg-query -W -f "\${Version}" foxborne-receiver' | grep -qx 0.1.0-1
+  grep -q "system-test's config" "$root/etc/foxborne-receiver/receiver.toml"
+  wait_until 10 "c 'systemctl is-active foxborne-receiver' | grep -qx active"
+  after=$(c 'systemctl show -p MainPID --value foxborne-receiver')
+  echo "MainPID $before -> $after"
+  [ "$before" != "$after" ] && [ "$after" != 0 ]
+}
+
+retention_at_start() {
+  wait_until 60 '[ ! -d "$state_dir/data/receive/2020-01-07" ]'
+  [ ! -d "$state_dir/data/events/2020-01-06" ] && [ ! -d "$state_dir/data/tlog/2020-01-04" ]
+  wait_until 10 "c 'journalctl -u foxborne-receiver -o json' | grep -c '\"F_KIND\":\"retention\"' >/dev/null"
+  c 'journalctl -u foxborne-receiver -o cat' | grep 'retention: removed 3 day folders'
+}
+
+started_ready_with_status() {
+  c 'systemctl show -p Type,ActiveState,SubState,StatusText foxborne-receiver'
+  c 'systemctl show -p Type --value foxborne-receiver' | grep -qx notify
+  c 'systemctl show -p SubState --value foxborne-receiver' | grep -qx running
+  local status; status=$(c 'systemctl show -p StatusText --value foxborne-receiver')
+  [ -n "$status" ]
+}
+
+udp_frames_owned_and_umasked() {
+  $send udp "$UDP_PORT" 500 2000 11 >/dev/null
+  wait_until 10 'expect_numbers 11 500 >/dev/null'
+  expect_numbers 11 500
+  local pid uid file
+  pid=$(c 'systemctl show -p MainPID --value foxborne-receiver')
+  uid=$(c "awk '/^Uid:/ {print \$2}' /proc/$pid/status")
+  file=$(ls "$state_dir"/data/receive/*/receive-*.jsonl | tail -n 1)
+  echo "service uid $uid; $(stat -c '%u %a %n' "$file" "$(dirname "$file")")"
+  [ "$uid" -ge 61184 ] && [ "$uid" -le 65519 ] # systemd's dynamic user range
+  [ "$(stat -c %u "$file")" = "$uid" ]
+  # UMask=0027: files 0644 & ~027 = 0640, folders 0750.
+  [ "$(stat -c %a "$file")" = 640 ] && [ "$(stat -c %a "$(dirname "$file")")" = 750 ]
+}
+
+reload_new_file_nothing_lost() {
+  local files_before; files_before=$(ls "$state_dir"/data/receive/*/receive-*.jsonl | wc -l)
+  c 'systemctl reload foxborne-receiver'
+  $send udp "$UDP_PORT" 500 2000 12 >/dev/null
+  wait_until 10 'expect_numbers 12 500 >/dev/null'
+  expect_numbers 12 500 && expect_numbers 11 500
+  local files_after; files_after=$(ls "$state_dir"/data/receive/*/receive-*.jsonl | wc -l)
+  echo "receive files: $files_before -> $files_after"
+  [ "$files_after" -gt "$files_before" ]
+}
+
+journal_gap_fields() {
+  # sysid 11 and 12 went silent above: each gap opened 2 s after its last heartbeat.
+  wait_until 15 "c 'journalctl -u foxborne-receiver -o json' | grep -c '\"F_KIND\":\"telemetry_gap\"' >/dev/null"
+  c 'journalctl -u foxborne-receiver -o json' | "$PY" -c '
+import json, sys
+gaps = [e for e in map(json.loads, sys.stdin) if e.get("F_KIND") == "telemetry_gap"]
+g = gaps[0]
+print({k: v for k, v in g.items() if k.startswith("F_") or k in ("PRIORITY", "SYSLOG_IDENTIFIER")})
+for key in ("F_STATE", "F_SYSID", "F_THRESHOLD_S", "F_DUE_UTC", "F_LAST_RECV_UTC", "F_LINKS", "F_OBSERVED"):
+    assert key in g, key
+assert g["F_STATE"] == "open" and g["PRIORITY"] == "4" and g["SYSLOG_IDENTIFIER"] == "foxborne-receiver"
+'
+}
+
+webhook_https_delivered() {
+  wait_until 15 'grep -q telemetry_gap "$work/hook.jsonl" 2>/dev/null'
+  grep -c telemetry_gap "$work/hook.jsonl"
+  grep -q '"kind":"retention"' "$work/hook.jsonl"
+}
+
+serial_pty_recorded() {
+  c 'cat /root/pkg/serial.bin > /dev/ttyFOXIN'
+  wait_until 10 'expect_numbers 31 200 >/dev/null' || {
+    c 'ls -lL /dev/ttyFOX; journalctl -u foxborne-receiver -o cat | grep -i radio | tail -n 5'
+    return 1
+  }
+  receipts > "$work/receipts"
+  [ "$(grep '"sysid":31,' "$work/receipts" | grep -c '"link":"radio"')" = 200 ]
+}
+
+nats_published() {
+  [ -n "$nats_pid" ] || { echo "no nats-server: skipped"; return 0; }
+  wait_until 15 "curl -s http://127.0.0.1:$HTTP_PORT/metrics | grep -E '^foxborne_publish_acked_total\\{stream=\"receipts\"\\} [1-9]'"
+}
+
+no_denials() {
+  # The service's journal (its own lines and systemd's about it): a filtered system call
+  # returns EPERM (SystemCallErrorNumber=), a denied path or device EACCES/EPERM.
+  if c 'journalctl -u foxborne-receiver -o cat' \
+      | grep -Ei 'seccomp|not permitted|permission denied|EPERM|EACCES|os error (1|13)\b'; then
+    return 1
+  fi
+  c 'journalctl -u foxborne-receiver -o cat' | grep -c . | sed 's/^/journal lines checked: /'
+  c 'systemctl show -p NRestarts --value foxborne-receiver' | grep -qx 0
+  # Every part answered: both links up, the HTTP port, the clock read (a `clock` state at
+  # start), the webhook and NATS checked above.
+  c 'systemctl show -p StatusText --value foxborne-receiver' | grep 'links up 2/2'
+  curl -sf "http://127.0.0.1:$HTTP_PORT/healthz" >/dev/null
+}
+
+stop_under_load_loses_nothing() {
+  rm -f "$work/stop"
+  $send udp "$UDP_PORT" 2000000 20000 13 --until "$work/stop" > "$work/sent" &
+  local sender=$!
+  wait_until 10 '[ "$(numbers 13 | wc -w)" -gt 20000 ]'
+  c 'systemctl stop foxborne-receiver'
+  touch "$work/stop"; wait "$sender"
+  local got; got=$(numbers 13)
+  local n; n=$(echo "$got" | wc -w)
+  echo "sent $(cat "$work/sent") at 20,000 frames/s, stopped after $n"
+  # What was received is a prefix of what was sent: no frame missing before the last one.
+  [ "$got" = "$(seq -s ' ' 0 $((n - 1)))" ]
+  # This process wrote every line in the files (the previous package's received nothing), and
+  # says so at exit, with nothing dropped.
+  local stopped; stopped=$(c 'journalctl -u foxborne-receiver -o json' | grep '"receiver stopped"' | tail -n 1)
+  local written dropped
+  written=$(echo "$stopped" | grep -o '"F_LINES_WRITTEN":"[0-9]*"' | grep -o '[0-9]*')
+  dropped=$(echo "$stopped" | grep -o '"F_DROPPED":"[0-9]*"' | grep -o '[0-9]*')
+  echo "the daemon at stop: $written lines written, $dropped dropped; lines in the receive log: $(receipts | wc -l)"
+  [ "$n" -gt 20000 ] && [ "$written" = "$(receipts | wc -l)" ] && [ "$dropped" = 0 ]
+  ! c 'journalctl -u foxborne-receiver -o json' | grep -c '"F_KIND":"dropped"' >/dev/null
+  c 'systemctl start foxborne-receiver'
+}
+
+watchdog_kills_a_stopped_daemon() {
+  local before; before=$(c 'systemctl show -p MainPID --value foxborne-receiver')
+  local restarts; restarts=$(c 'systemctl show -p NRestarts --value foxborne-receiver')
+  $send udp "$UDP_PORT" 300 3000 14 >/dev/null
+  c 'systemctl kill -s SIGSTOP foxborne-receiver'
+  # WatchdogSec=10s, then SIGABRT (pending on a stopped process), SIGKILL after the abort
+  # timeout, RestartSec=2s.
+  wait_until 90 "[ \"\$(c 'systemctl show -p NRestarts --value foxborne-receiver')\" -gt $restarts ] && c 'systemctl is-active foxborne-receiver' | grep -qx active"
+  c 'journalctl -u foxborne-receiver -o cat' | grep -i 'watchdog timeout'
+  local after; after=$(c 'systemctl show -p MainPID --value foxborne-receiver')
+  echo "MainPID $before -> $after"
+  [ "$before" != "$after" ]
+  for f in "$state_dir"/data/receive/*/receive-*.jsonl; do
+    [ ! -s "$f" ] || [ "$(tail -c 1 "$f" | od -An -c | tr -d ' ')" = '\n' ] || { echo "$f ends mid-line"; return 1; }
+  done
+}
+
+remove_keeps_data_purge_removes_config() {
+  c 'apt-get remove -y -qq foxborne-receiver >/dev/null 2>&1'
+  ! c 'systemctl is-active foxborne-receiver' | grep -qx active
+  [ -n "$(receipts | head -n 1)" ]
+  [ -f "$root/etc/foxborne-receiver/receiver.toml" ]
+  c 'apt-get purge -y -qq foxborne-receiver >/dev/null 2>&1'
+  [ ! -e "$root/etc/foxborne-receiver/receiver.toml" ]
+  [ -n "$(receipts | head -n 1)" ]
+}
+
+check "install the previous package, start it with the test config" install_previous
+check "upgrade: conffile kept, service restarted" upgrade_keeps_config_and_restarts
+check "retention: old day folders gone at start, with their event" retention_at_start
+check "systemctl start: READY (Type=notify, running), a STATUS line" started_ready_with_status
+check "UDP from the host: every frame in the receive log, dynamic user, UMask" udp_frames_owned_and_umasked
+check "systemctl reload: a new file, nothing lost" reload_new_file_nothing_lost
+check "journalctl -o json: F_KIND=telemetry_gap and its fields" journal_gap_fields
+check "HTTPS webhook (ca_file): gap and retention events delivered" webhook_https_delivered
+check "serial: a socat pty recorded through DeviceAllow" serial_pty_recorded
+check "NATS: receipts published" nats_published
+check "everything at once: no seccomp or permission denial in the journal, no restart" no_denials
+check "systemctl stop under 20,000 frames/s: every frame received is written" stop_under_load_loses_nothing
+check "SIGSTOP: the watchdog kills and restarts; the receive log ends on a whole line" watchdog_kills_a_stopped_daemon
+check "remove keeps the data; purge removes the config" remove_keeps_data_purge_removes_config
+
+echo
+echo "system test: ${#passed[@]} passed, ${#failed[@]} failed, $(elapsed "$started") s before power-off"
+for f in "${failed[@]}"; do echo "  FAILED: $f"; done
+[ ${#failed[@]} -eq 0 ]
