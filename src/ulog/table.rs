@@ -1,22 +1,16 @@
 //! Typed column tables for `ulog export`: buffered column by column, and written to Parquet (with
-//! the `parquet` crate's column writer) or CSV a row group at a time, so a table of any length
-//! costs one row group of memory.
+//! [`super::parquet_file`]) or CSV a row group at a time, so a table of any length costs one row
+//! group of memory.
 //!
 //! Types follow the ULog format: `uint64_t` is a Parquet INT64 annotated unsigned 64-bit,
 //! `uint8_t` an INT32 annotated unsigned 8-bit, `float` a FLOAT (never widened), `bool` a
 //! BOOLEAN, a `char[n]` array one UTF-8 string (up to its first NUL byte).
 
-use parquet::basic::{Compression, LogicalType, Repetition, Type as Physical};
-use parquet::column::writer::ColumnWriter;
-use parquet::data_type::ByteArray;
-use parquet::file::properties::{EnabledStatistics, WriterProperties};
-use parquet::file::writer::SerializedFileWriter;
-use parquet::schema::types::Type;
+use super::parquet_file::{self, Logical, ParquetFile, Physical};
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// Why a table could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -29,7 +23,7 @@ pub enum TableError {
     #[error("writing {path}: {source}")]
     Parquet {
         path: PathBuf,
-        source: parquet::errors::ParquetError,
+        source: parquet_file::WriteError,
     },
 }
 
@@ -77,20 +71,21 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn physical(self) -> (Physical, Option<LogicalType>) {
+    fn physical(self) -> (Physical, Logical) {
+        let int = |bits, signed| Logical::Integer { bits, signed };
         match self {
-            Kind::Int8 => (Physical::INT32, Some(LogicalType::integer(8, true))),
-            Kind::UInt8 => (Physical::INT32, Some(LogicalType::integer(8, false))),
-            Kind::Int16 => (Physical::INT32, Some(LogicalType::integer(16, true))),
-            Kind::UInt16 => (Physical::INT32, Some(LogicalType::integer(16, false))),
-            Kind::Int32 => (Physical::INT32, Some(LogicalType::integer(32, true))),
-            Kind::UInt32 => (Physical::INT32, Some(LogicalType::integer(32, false))),
-            Kind::Int64 => (Physical::INT64, Some(LogicalType::integer(64, true))),
-            Kind::UInt64 => (Physical::INT64, Some(LogicalType::integer(64, false))),
-            Kind::Float => (Physical::FLOAT, None),
-            Kind::Double => (Physical::DOUBLE, None),
-            Kind::Bool => (Physical::BOOLEAN, None),
-            Kind::Text => (Physical::BYTE_ARRAY, Some(LogicalType::String)),
+            Kind::Int8 => (Physical::Int32, int(8, true)),
+            Kind::UInt8 => (Physical::Int32, int(8, false)),
+            Kind::Int16 => (Physical::Int32, int(16, true)),
+            Kind::UInt16 => (Physical::Int32, int(16, false)),
+            Kind::Int32 => (Physical::Int32, int(32, true)),
+            Kind::UInt32 => (Physical::Int32, int(32, false)),
+            Kind::Int64 => (Physical::Int64, int(64, true)),
+            Kind::UInt64 => (Physical::Int64, int(64, false)),
+            Kind::Float => (Physical::Float, Logical::None),
+            Kind::Double => (Physical::Double, Logical::None),
+            Kind::Bool => (Physical::Boolean, Logical::None),
+            Kind::Text => (Physical::ByteArray, Logical::String),
         }
     }
 
@@ -140,7 +135,8 @@ enum Values {
     F32(Vec<f32>),
     F64(Vec<f64>),
     Bool(Vec<bool>),
-    Text(Vec<ByteArray>),
+    /// All values' bytes back to back, and where each ends.
+    Text(Vec<u8>, Vec<usize>),
 }
 
 impl Values {
@@ -153,7 +149,7 @@ impl Values {
             Kind::Float => Values::F32(Vec::new()),
             Kind::Double => Values::F64(Vec::new()),
             Kind::Bool => Values::Bool(Vec::new()),
-            Kind::Text => Values::Text(Vec::new()),
+            Kind::Text => Values::Text(Vec::new(), Vec::new()),
         }
     }
 
@@ -164,7 +160,21 @@ impl Values {
             Values::F32(v) => v.clear(),
             Values::F64(v) => v.clear(),
             Values::Bool(v) => v.clear(),
-            Values::Text(v) => v.clear(),
+            Values::Text(bytes, ends) => {
+                bytes.clear();
+                ends.clear();
+            }
+        }
+    }
+
+    fn parquet(&self) -> parquet_file::Values<'_> {
+        match self {
+            Values::I32(v) => parquet_file::Values::Int32(v),
+            Values::I64(v) => parquet_file::Values::Int64(v),
+            Values::F32(v) => parquet_file::Values::Float(v),
+            Values::F64(v) => parquet_file::Values::Double(v),
+            Values::Bool(v) => parquet_file::Values::Boolean(v),
+            Values::Text(bytes, ends) => parquet_file::Values::Text { bytes, ends },
         }
     }
 }
@@ -183,7 +193,7 @@ pub enum Cell<'a> {
 }
 
 enum Sink {
-    Parquet(Box<SerializedFileWriter<BufWriter<File>>>),
+    Parquet(ParquetFile),
     Csv(BufWriter<File>),
 }
 
@@ -213,55 +223,28 @@ impl TableWriter {
             path: path.to_path_buf(),
             source,
         };
-        let pq = |source| TableError::Parquet {
-            path: path.to_path_buf(),
-            source,
-        };
         // Replace an existing file by unlinking it first: truncating a file that has data makes
-        // ext4 flush it on close (its replace-via-truncate safeguard), 10 times slower here.
-        match std::fs::remove_file(path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
-            _ => {}
-        }
-        let file = BufWriter::with_capacity(16 * 1024, File::create(path).map_err(io)?);
-        let sink = match format {
-            FileFormat::Parquet => {
-                let mut fields = Vec::with_capacity(columns.len());
-                for c in &columns {
-                    let (physical, logical) = c.kind.physical();
-                    let field = Type::primitive_type_builder(&c.name, physical)
-                        .with_repetition(if c.nullable {
-                            Repetition::OPTIONAL
-                        } else {
-                            Repetition::REQUIRED
-                        })
-                        .with_logical_type(logical)
-                        .build()
-                        .map_err(pq)?;
-                    fields.push(Arc::new(field));
-                }
-                let schema = Type::group_type_builder("schema")
-                    .with_fields(fields)
-                    .build()
-                    .map_err(pq)?;
-                // Plain encoding, no statistics or page index: the writer's time goes to the
-                // values.
-                let props = WriterProperties::builder()
-                    .set_compression(match codec {
-                        Codec::None => Compression::UNCOMPRESSED,
-                        Codec::Snappy => Compression::SNAPPY,
-                    })
-                    .set_dictionary_enabled(false)
-                    .set_statistics_enabled(EnabledStatistics::None)
-                    .set_offset_index_disabled(true)
-                    .set_created_by(format!("foxborne-receiver {}", env!("CARGO_PKG_VERSION")))
-                    .build();
-                let writer = SerializedFileWriter::new(file, Arc::new(schema), Arc::new(props))
-                    .map_err(pq)?;
-                Sink::Parquet(Box::new(writer))
+        // ext4 flush it on close (its replace-via-truncate safeguard), 10 times slower here. In
+        // a fresh folder (the usual case) that is one `open`, no `unlink`.
+        let new = || File::options().write(true).create_new(true).open(path);
+        let file = match new() {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                std::fs::remove_file(path).map_err(io)?;
+                new()
             }
+            other => other,
+        }
+        .map_err(io)?;
+        let sink = match format {
+            // Plain encoding, no dictionary, statistics or page index: the time goes to the
+            // values.
+            FileFormat::Parquet => Sink::Parquet(ParquetFile::new(
+                file,
+                codec == Codec::Snappy,
+                format!("foxborne-receiver {}", env!("CARGO_PKG_VERSION")),
+            )),
             FileFormat::Csv => {
-                let mut file = file;
+                let mut file = BufWriter::with_capacity(16 * 1024, file);
                 let header: Vec<String> = columns.iter().map(|c| csv_text(&c.name)).collect();
                 writeln!(file, "{}", header.join(",")).map_err(io)?;
                 Sink::Csv(file)
@@ -324,10 +307,12 @@ impl TableWriter {
                 _ => 0.0,
             }),
             Values::Bool(v) => v.push(matches!(cell, Cell::Bool(true))),
-            Values::Text(v) => v.push(match cell {
-                Cell::Text(t) => ByteArray::from(t.to_vec()),
-                _ => ByteArray::from(Vec::new()),
-            }),
+            Values::Text(bytes, ends) => {
+                if let Cell::Text(t) = cell {
+                    bytes.extend_from_slice(t);
+                }
+                ends.push(bytes.len());
+            }
         }
     }
 
@@ -386,48 +371,38 @@ impl TableWriter {
 
     /// Writes the buffered rows out (one Parquet row group, or CSV lines).
     pub fn flush(&mut self) -> Result<(), TableError> {
-        if self.rows == 0 {
+        self.write_out(false)
+    }
+
+    /// Writes the buffered rows; with `last`, the Parquet footer goes with them.
+    fn write_out(&mut self, last: bool) -> Result<(), TableError> {
+        if self.rows == 0 && !last {
             return Ok(());
         }
-        let path = self.path.clone();
-        let pq = |source| TableError::Parquet {
-            path: path.clone(),
-            source,
-        };
         match &mut self.sink {
-            Sink::Parquet(writer) => {
-                let mut group = writer.next_row_group().map_err(pq)?;
-                let mut i = 0;
-                while let Some(mut column) = group.next_column().map_err(pq)? {
-                    let defs = self.columns[i].nullable.then_some(&self.defs[i][..]);
-                    match (column.untyped(), &self.values[i]) {
-                        (ColumnWriter::Int32ColumnWriter(w), Values::I32(v)) => {
-                            w.write_batch(v, defs, None).map(drop)
-                        }
-                        (ColumnWriter::Int64ColumnWriter(w), Values::I64(v)) => {
-                            w.write_batch(v, defs, None).map(drop)
-                        }
-                        (ColumnWriter::FloatColumnWriter(w), Values::F32(v)) => {
-                            w.write_batch(v, defs, None).map(drop)
-                        }
-                        (ColumnWriter::DoubleColumnWriter(w), Values::F64(v)) => {
-                            w.write_batch(v, defs, None).map(drop)
-                        }
-                        (ColumnWriter::BoolColumnWriter(w), Values::Bool(v)) => {
-                            w.write_batch(v, defs, None).map(drop)
-                        }
-                        (ColumnWriter::ByteArrayColumnWriter(w), Values::Text(v)) => {
-                            w.write_batch(v, defs, None).map(drop)
-                        }
-                        _ => unreachable!("column buffers follow the schema"),
-                    }
-                    .map_err(pq)?;
-                    column.close().map_err(pq)?;
-                    i += 1;
-                }
-                group.close().map_err(pq)?;
+            Sink::Parquet(file) => {
+                let (values, defs, columns) = (&self.values, &self.defs, &self.columns);
+                file.write(
+                    columns,
+                    self.rows,
+                    |i| {
+                        (
+                            values[i].parquet(),
+                            columns[i].nullable.then_some(&defs[i][..]),
+                        )
+                    },
+                    last,
+                )
+                .map_err(|source| TableError::Parquet {
+                    path: self.path.clone(),
+                    source,
+                })?;
             }
             Sink::Csv(out) => {
+                let io = |source| TableError::Io {
+                    path: self.path.clone(),
+                    source,
+                };
                 let mut line = String::new();
                 let mut cursors = vec![0usize; self.columns.len()];
                 for row in 0..self.rows {
@@ -444,11 +419,10 @@ impl TableWriter {
                         csv_cell(&mut line, column.kind, &self.values[i], at);
                     }
                     line.push('\n');
-                    out.write_all(line.as_bytes())
-                        .map_err(|source| TableError::Io {
-                            path: path.clone(),
-                            source,
-                        })?;
+                    out.write_all(line.as_bytes()).map_err(io)?;
+                }
+                if last {
+                    out.flush().map_err(io)?;
                 }
             }
         }
@@ -463,22 +437,28 @@ impl TableWriter {
         Ok(())
     }
 
-    /// Flushes and closes the file.
+    /// Writes the last rows and closes the file; returns the rows written.
     pub fn finish(mut self) -> Result<u64, TableError> {
-        self.flush()?;
-        let path = self.path.clone();
-        match self.sink {
-            Sink::Parquet(writer) => {
-                writer.close().map_err(|source| TableError::Parquet {
-                    path: path.clone(),
-                    source,
-                })?;
-            }
-            Sink::Csv(mut out) => out
-                .flush()
-                .map_err(|source| TableError::Io { path, source })?,
-        }
+        self.write_out(true)?;
         Ok(self.rows_written)
+    }
+}
+
+impl parquet_file::Leaf for Column {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn physical(&self) -> Physical {
+        self.kind.physical().0
+    }
+
+    fn logical(&self) -> Logical {
+        self.kind.physical().1
+    }
+
+    fn nullable(&self) -> bool {
+        self.nullable
     }
 }
 
@@ -497,8 +477,9 @@ fn csv_cell(line: &mut String, kind: Kind, values: &Values, at: usize) {
         Values::F32(v) => write!(line, "{}", v[at]),
         Values::F64(v) => write!(line, "{}", v[at]),
         Values::Bool(v) => write!(line, "{}", v[at]),
-        Values::Text(v) => {
-            line.push_str(&csv_text(&String::from_utf8_lossy(v[at].data())));
+        Values::Text(bytes, ends) => {
+            let start = if at == 0 { 0 } else { ends[at - 1] };
+            line.push_str(&csv_text(&String::from_utf8_lossy(&bytes[start..ends[at]])));
             Ok(())
         }
     };
@@ -549,6 +530,139 @@ mod tests {
         assert_eq!(
             text,
             "timestamp,q[0],tag,text\n18446744073709551615,0.1,,\"a, \"\"b\"\"\"\n1,NaN,7,x\n"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Every kind, a nullable column and a nullable text, over two row groups and a row count
+    /// that is not a multiple of 8 (booleans and levels are bit-packed), read back with the
+    /// `parquet` crate's reader: an independent check of `parquet_file`.
+    #[test]
+    fn parquet_reads_back_with_another_reader() {
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        use parquet::record::Field;
+
+        let dir = std::env::temp_dir().join(format!("foxborne-pq-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let kinds = [
+            Kind::Int8,
+            Kind::UInt8,
+            Kind::Int16,
+            Kind::UInt16,
+            Kind::Int32,
+            Kind::UInt32,
+            Kind::Int64,
+            Kind::UInt64,
+            Kind::Float,
+            Kind::Double,
+            Kind::Bool,
+            Kind::Text,
+        ];
+        let mut columns: Vec<Column> = kinds
+            .iter()
+            .map(|k| Column::new(format!("{k:?}[0].x"), *k))
+            .collect();
+        columns.push(Column::nullable("tag", Kind::UInt16));
+        columns.push(Column::nullable("note", Kind::Text));
+        let rows = 1003u64;
+        let text = |r: u64| "é,\"x".repeat((r % 5) as usize);
+        for codec in [Codec::None, Codec::Snappy] {
+            let path = dir.join(format!("{codec:?}.parquet"));
+            let mut t =
+                TableWriter::create(&path, FileFormat::Parquet, codec, columns.clone()).unwrap();
+            for r in 0..rows {
+                let i = r as i64;
+                t.push(0, Cell::Int(-i % 128));
+                t.push(1, Cell::UInt(r % 256));
+                t.push(2, Cell::Int(-i * 7));
+                t.push(3, Cell::UInt(r * 60));
+                t.push(4, Cell::Int(-i * 1_000_003));
+                t.push(5, Cell::UInt(u64::from(u32::MAX) - r));
+                t.push(6, Cell::Int(i64::MIN + i));
+                t.push(7, Cell::UInt(u64::MAX - r));
+                t.push(8, Cell::Float(r as f32 * 0.1));
+                t.push(9, Cell::Double(-(r as f64) / 3.0));
+                t.push(10, Cell::Bool(r % 3 == 0));
+                t.push(11, Cell::Text(text(r).as_bytes()));
+                t.push(
+                    12,
+                    if r % 4 == 1 {
+                        Cell::Null
+                    } else {
+                        Cell::UInt(r)
+                    },
+                );
+                let note = format!("n{r}");
+                t.push(
+                    13,
+                    if r % 2 == 0 {
+                        Cell::Null
+                    } else {
+                        Cell::Text(note.as_bytes())
+                    },
+                );
+                t.end_row();
+                if r == 500 {
+                    t.flush().unwrap();
+                }
+            }
+            assert_eq!(t.finish().unwrap(), rows);
+
+            let reader = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+            assert_eq!(reader.metadata().num_row_groups(), 2);
+            assert_eq!(reader.metadata().file_metadata().num_rows(), rows as i64);
+            let mut n = 0u64;
+            for (r, row) in reader.get_row_iter(None).unwrap().enumerate() {
+                let (r, i) = (r as u64, r as i64);
+                let got: Vec<Field> = row
+                    .unwrap()
+                    .get_column_iter()
+                    .map(|c| c.1.clone())
+                    .collect();
+                let names: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
+                let want = vec![
+                    Field::Byte((-i % 128) as i8),
+                    Field::UByte((r % 256) as u8),
+                    Field::Short((-i * 7) as i16),
+                    Field::UShort((r * 60) as u16),
+                    Field::Int((-i * 1_000_003) as i32),
+                    Field::UInt(u32::MAX - r as u32),
+                    Field::Long(i64::MIN + i),
+                    Field::ULong(u64::MAX - r),
+                    Field::Float(r as f32 * 0.1),
+                    Field::Double(-(r as f64) / 3.0),
+                    Field::Bool(r % 3 == 0),
+                    Field::Str(text(r)),
+                    if r % 4 == 1 {
+                        Field::Null
+                    } else {
+                        Field::UShort(r as u16)
+                    },
+                    if r % 2 == 0 {
+                        Field::Null
+                    } else {
+                        Field::Str(format!("n{r}"))
+                    },
+                ];
+                assert_eq!(got, want, "row {r} of {codec:?} ({names:?})");
+                n += 1;
+            }
+            assert_eq!(n, rows);
+        }
+
+        // A table without rows is a valid file with the schema and no row group.
+        let path = dir.join("empty.parquet");
+        let t = TableWriter::create(&path, FileFormat::Parquet, Codec::None, columns).unwrap();
+        assert_eq!(t.finish().unwrap(), 0);
+        let reader = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+        assert_eq!(reader.metadata().num_row_groups(), 0);
+        assert_eq!(
+            reader
+                .metadata()
+                .file_metadata()
+                .schema_descr()
+                .num_columns(),
+            14
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }
