@@ -23,6 +23,8 @@ use std::path::{Path, PathBuf};
 pub const ROW_GROUP_BYTES: usize = 2 << 20;
 /// All topic instances together buffer at most this much.
 pub const BUFFER_BUDGET: usize = 16 << 20;
+/// Threads finishing the tables at the end of a log, at most.
+pub const MAX_THREADS: usize = 4;
 
 /// Why an export stopped.
 #[derive(Debug, thiserror::Error)]
@@ -108,6 +110,63 @@ fn le<const N: usize>(p: &[u8], at: usize) -> [u8; N] {
     a
 }
 
+/// Raw rows of one size, in blocks that are never moved once filled (a growing `Vec` copies
+/// everything each time it doubles): the first block is small, then each twice the last, up to
+/// [`Rows::MAX_BLOCK`] bytes.
+struct Rows {
+    size: usize,
+    blocks: Vec<Vec<u8>>,
+    bytes: usize,
+}
+
+impl Rows {
+    const FIRST_BLOCK: usize = 4 << 10;
+    const MAX_BLOCK: usize = 128 << 10;
+
+    fn new(size: usize) -> Rows {
+        Rows {
+            size,
+            blocks: Vec::new(),
+            bytes: 0,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, row: &[u8]) {
+        match self.blocks.last_mut() {
+            Some(b) if b.capacity() - b.len() >= row.len() => b.extend_from_slice(row),
+            _ => self.push_cold(row),
+        }
+        self.bytes += row.len();
+    }
+
+    #[cold]
+    fn push_cold(&mut self, row: &[u8]) {
+        let target = self.blocks.last().map_or(Self::FIRST_BLOCK, |b| {
+            (2 * b.capacity()).min(Self::MAX_BLOCK)
+        });
+        let rows = (target / self.size.max(1)).max(1);
+        let mut block = Vec::with_capacity(rows * self.size);
+        block.extend_from_slice(row);
+        self.blocks.push(block);
+    }
+
+    /// The rows, block by block.
+    fn blocks(&self) -> impl Iterator<Item = std::slice::ChunksExact<'_, u8>> {
+        let size = self.size.max(1);
+        self.blocks.iter().map(move |b| b.chunks_exact(size))
+    }
+
+    fn count(&self) -> usize {
+        self.bytes.checked_div(self.size).unwrap_or(0)
+    }
+
+    fn clear(&mut self) {
+        self.blocks.clear();
+        self.bytes = 0;
+    }
+}
+
 /// One topic instance being exported. Samples are kept as the raw rows they arrived as (one
 /// copy per sample) and turned into columns a row group at a time, one tight loop per column.
 struct TopicTable {
@@ -116,7 +175,7 @@ struct TopicTable {
     table: Sink,
     /// Bytes of a row: the format's written size (the columns lie within it).
     row_size: usize,
-    rows: Vec<u8>,
+    rows: Rows,
     /// Samples whose subscription used another format than the first (not written).
     mismatched: u64,
 }
@@ -153,79 +212,70 @@ impl Sink {
 }
 
 /// Values of one column from raw rows: `read` gets each row from `offset` on.
-fn column<T>(
-    rows: &[u8],
-    row_size: usize,
-    offset: usize,
-    out: &mut Vec<T>,
-    read: impl Fn(&[u8]) -> T,
-) {
-    out.extend(rows.chunks_exact(row_size).map(|r| read(&r[offset..])));
+fn column<T>(rows: &Rows, offset: usize, out: &mut Vec<T>, read: impl Fn(&[u8]) -> T) {
+    out.reserve(rows.count());
+    for block in rows.blocks() {
+        out.extend(block.map(|r| read(&r[offset..])));
+    }
 }
 
 impl TopicTable {
     /// Appends one sample (its payload is at least the written size, checked by the decoder).
     #[inline]
     fn push(&mut self, payload: &[u8]) {
-        self.rows.extend_from_slice(&payload[..self.row_size]);
+        self.rows.push(&payload[..self.row_size]);
     }
 
     fn buffered_bytes(&self) -> usize {
-        self.rows.len()
+        self.rows.bytes
     }
 
     /// Turns the buffered rows into columns and writes them as one row group.
     fn flush(&mut self) -> Result<(), TableError> {
-        if self.rows.is_empty() {
+        if self.rows.bytes == 0 {
             return Ok(());
         }
         let table = self.table.open()?;
-        let (rows, size) = (&self.rows[..], self.row_size.max(1));
-        let n = if self.row_size == 0 {
-            0
-        } else {
-            rows.len() / size
-        };
+        let rows = &self.rows;
+        let n = rows.count();
         for (i, source) in self.sources.iter().enumerate() {
             match *source {
                 Source::Basic { ty, offset: o } => match ty {
-                    BasicType::Float => column(rows, size, o, table.f32s(i).expect("float"), |b| {
+                    BasicType::Float => column(rows, o, table.f32s(i).expect("float"), |b| {
                         f32::from_le_bytes(le(b, 0))
                     }),
-                    BasicType::Double => {
-                        column(rows, size, o, table.f64s(i).expect("double"), |b| {
-                            f64::from_le_bytes(le(b, 0))
-                        })
-                    }
+                    BasicType::Double => column(rows, o, table.f64s(i).expect("double"), |b| {
+                        f64::from_le_bytes(le(b, 0))
+                    }),
                     BasicType::UInt64 | BasicType::Int64 => {
-                        column(rows, size, o, table.i64s(i).expect("int64"), |b| {
+                        column(rows, o, table.i64s(i).expect("int64"), |b| {
                             i64::from_le_bytes(le(b, 0))
                         })
                     }
                     BasicType::Bool => {
-                        column(rows, size, o, table.bools(i).expect("bool"), |b| b[0] != 0)
+                        column(rows, o, table.bools(i).expect("bool"), |b| b[0] != 0)
                     }
-                    BasicType::Int8 => column(rows, size, o, table.i32s(i).expect("int"), |b| {
+                    BasicType::Int8 => column(rows, o, table.i32s(i).expect("int"), |b| {
                         i32::from(b[0] as i8)
                     }),
-                    BasicType::UInt8 => column(rows, size, o, table.i32s(i).expect("int"), |b| {
-                        i32::from(b[0])
-                    }),
-                    BasicType::Int16 => column(rows, size, o, table.i32s(i).expect("int"), |b| {
+                    BasicType::UInt8 => {
+                        column(rows, o, table.i32s(i).expect("int"), |b| i32::from(b[0]))
+                    }
+                    BasicType::Int16 => column(rows, o, table.i32s(i).expect("int"), |b| {
                         i32::from(i16::from_le_bytes(le(b, 0)))
                     }),
-                    BasicType::UInt16 => column(rows, size, o, table.i32s(i).expect("int"), |b| {
+                    BasicType::UInt16 => column(rows, o, table.i32s(i).expect("int"), |b| {
                         i32::from(u16::from_le_bytes(le(b, 0)))
                     }),
                     BasicType::Int32 | BasicType::UInt32 => {
-                        column(rows, size, o, table.i32s(i).expect("int"), |b| {
+                        column(rows, o, table.i32s(i).expect("int"), |b| {
                             i32::from_le_bytes(le(b, 0))
                         })
                     }
                     BasicType::Char => unreachable!("char columns are text"),
                 },
                 Source::Text { offset, len } => {
-                    for r in rows.chunks_exact(size) {
+                    for r in rows.blocks().flatten() {
                         let raw = &r[offset..offset + len];
                         let end = raw.iter().position(|b| *b == 0).unwrap_or(len);
                         let text = super::value::text_lossy(&raw[..end]);
@@ -475,12 +525,16 @@ pub fn export_reader<R: std::io::Read>(
             | Record::Unknown { .. } => {}
         }
     }
-    for (rows, name) in finish_all(tables)?.into_iter().zip(names) {
+    let side = summary.rejected.is_none().then_some(&side);
+    let (rows, side_tables) = finish_all(tables, || {
+        side.map_or(Ok(Vec::new()), |side| {
+            write_side_tables(dir, format, codec, side)
+        })
+    });
+    for (rows, name) in rows?.into_iter().zip(names) {
         summary.topics.push((name, rows));
     }
-    if summary.rejected.is_none() {
-        summary.side_tables = write_side_tables(dir, format, codec, &side)?;
-    }
+    summary.side_tables = side_tables?;
     Ok(summary)
 }
 
@@ -508,32 +562,52 @@ fn open_topic(
             columns,
         },
         row_size: subscription.layout.written_size,
-        rows: Vec::new(),
+        rows: Rows::new(subscription.layout.written_size),
         mismatched: 0,
     })
 }
 
-/// Finishes every table (creating the files not created yet), on up to 4 threads: the tables
-/// are independent, and most of a short log's work is here. Returns each table's rows, in order.
-fn finish_all(tables: Vec<TopicTable>) -> Result<Vec<u64>, TableError> {
-    let workers = std::thread::available_parallelism()
+/// Finishes every table (creating the files not created yet) and runs `side` (the side
+/// tables), on up to [`MAX_THREADS`] threads, this one included: the tables are independent, and
+/// most of a short log's work is here. Threads take the largest tables first; a log of a few
+/// small tables is finished on this thread alone, where starting a thread would cost more than
+/// it saves. Returns each table's rows, in order, and what `side` returned.
+fn finish_all<S: Send>(
+    tables: Vec<TopicTable>,
+    side: impl FnOnce() -> S + Send,
+) -> (Result<Vec<u64>, TableError>, S) {
+    let bytes: usize = tables.iter().map(|t| t.buffered_bytes()).sum();
+    let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .clamp(1, 4);
-    let per = tables.len().div_ceil(workers).max(1);
-    let mut slots: Vec<Option<TopicTable>> = tables.into_iter().map(Some).collect();
-    let mut rows: Vec<Result<u64, TableError>> = slots.iter().map(|_| Ok(0)).collect();
-    std::thread::scope(|scope| {
-        for (tables, rows) in slots.chunks_mut(per).zip(rows.chunks_mut(per)) {
-            scope.spawn(move || {
-                for (slot, out) in tables.iter_mut().zip(rows) {
-                    if let Some(table) = slot.take() {
-                        *out = table.finish();
-                    }
-                }
-            });
+        .min(MAX_THREADS)
+        .min(1 + tables.len() / 16)
+        .min(1 + bytes / (64 << 10))
+        .max(1);
+    let mut rows: Vec<Result<u64, TableError>> = tables.iter().map(|_| Ok(0)).collect();
+    let mut order: Vec<(usize, TopicTable)> = tables.into_iter().enumerate().collect();
+    order.sort_by_key(|(_, t)| std::cmp::Reverse(t.buffered_bytes()));
+    let queue = std::sync::Mutex::new(order.into_iter());
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+            let Some((i, table)) = next else { break done };
+            done.push((i, table.finish()));
         }
+    };
+    let side = std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let side = side();
+        let mut done = work();
+        for h in helpers {
+            done.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        }
+        for (i, r) in done {
+            rows[i] = r;
+        }
+        side
     });
-    rows.into_iter().collect()
+    (rows.into_iter().collect(), side)
 }
 
 /// Writes out the topic table with the most buffered bytes; returns how many.
