@@ -11,13 +11,14 @@
 //! out).
 
 use super::error::ReadError;
-use super::format::{BasicType, FlatField, FormatRegistry};
+use super::format::{BasicType, FlatField, FormatRegistry, TopicLayout};
 use super::reader::StreamReader;
 use super::record::{level_name, Record};
 use super::table::{Cell, Codec, Column, FileFormat, Kind, TableError, TableWriter};
 use super::value::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A topic instance writes a row group once this many bytes of values are buffered.
 pub const ROW_GROUP_BYTES: usize = 2 << 20;
@@ -170,7 +171,11 @@ impl Rows {
 /// One topic instance being exported. Samples are kept as the raw rows they arrived as (one
 /// copy per sample) and turned into columns a row group at a time, one tight loop per column.
 struct TopicTable {
-    format_name: String,
+    /// The layout and flattened fields of the subscription that made the table: a later
+    /// subscription of the same topic instance to a different format (the format redefined in
+    /// between) is not written to it.
+    layout: Arc<TopicLayout>,
+    fields: Vec<FlatField>,
     sources: Vec<Source>,
     table: Sink,
     /// Bytes of a row: the format's written size (the columns lie within it).
@@ -178,6 +183,17 @@ struct TopicTable {
     rows: Rows,
     /// Samples whose subscription used another format than the first (not written).
     mismatched: u64,
+}
+
+impl TopicTable {
+    /// Whether samples of `subscription` (same topic and multi_id) fit this table's columns.
+    fn fits(&self, subscription: &super::record::Subscription, formats: &FormatRegistry) -> bool {
+        Arc::ptr_eq(&self.layout, &subscription.layout)
+            || (self.layout.written_size == subscription.layout.written_size
+                && formats
+                    .flatten(&subscription.layout.format_name)
+                    .is_ok_and(|f| f == self.fields))
+    }
 }
 
 /// A topic's file: created when its first row group is written (most topics of a short log are
@@ -315,8 +331,20 @@ pub struct ExportSummary {
     pub first_malformed: Option<String>,
     /// A problem that ended reading early (truncation): the data before it was exported.
     pub stopped: Option<String>,
-    /// The log could not be read at all (not a ULog, encrypted, unknown flags): nothing written.
+    /// The log could not be read at all (not a ULog, encrypted, unknown flags): nothing written,
+    /// not even the folder.
     pub rejected: Option<String>,
+    /// Samples not exported because their subscription's format differs from the one the topic
+    /// instance's table was made with (the format was redefined in between): table file name
+    /// and samples skipped, for each table that skipped any.
+    pub skipped: Vec<(String, u64)>,
+}
+
+impl ExportSummary {
+    /// Samples skipped in all tables (see [`ExportSummary::skipped`]).
+    pub fn skipped_samples(&self) -> u64 {
+        self.skipped.iter().map(|(_, n)| n).sum()
+    }
 }
 
 /// Rows of the side tables, gathered while reading (they are small: a few thousand rows).
@@ -353,17 +381,35 @@ pub fn export_file(
     export_reader(file, &out.join(stem), format, codec)
 }
 
-/// Exports the log read from `input` into `dir` (created if missing).
+/// Creates `dir` (and its parents) the first time a table is about to be written, so that a
+/// rejected file leaves no folder behind.
+struct Folder<'a> {
+    dir: &'a Path,
+    made: bool,
+}
+
+impl Folder<'_> {
+    fn make(&mut self) -> Result<(), ExportError> {
+        if !self.made {
+            std::fs::create_dir_all(self.dir).map_err(|source| ExportError::Io {
+                path: self.dir.to_path_buf(),
+                source,
+            })?;
+            self.made = true;
+        }
+        Ok(())
+    }
+}
+
+/// Exports the log read from `input` into `dir` (created if missing, unless the log is
+/// rejected).
 pub fn export_reader<R: std::io::Read>(
     input: R,
     dir: &Path,
     format: FileFormat,
     codec: Codec,
 ) -> Result<ExportSummary, ExportError> {
-    std::fs::create_dir_all(dir).map_err(|source| ExportError::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
+    let mut folder = Folder { dir, made: false };
     let mut summary = ExportSummary {
         dir: dir.to_path_buf(),
         ..ExportSummary::default()
@@ -372,8 +418,8 @@ pub fn export_reader<R: std::io::Read>(
     let mut tables: Vec<TopicTable> = Vec::new();
     let mut names: Vec<String> = Vec::new();
     let mut by_key: HashMap<(String, u8), usize> = HashMap::new();
-    // msg_id to table index, for the per-sample path.
-    let mut by_msg_id: Vec<Option<usize>> = Vec::new();
+    // msg_id to table index and whether its samples fit the table, for the per-sample path.
+    let mut by_msg_id: Vec<Option<(usize, bool)>> = Vec::new();
     let mut side = Side::default();
     let mut clock = 0u64;
     let mut multi_index: HashMap<String, u32> = HashMap::new();
@@ -406,12 +452,13 @@ pub fn export_reader<R: std::io::Read>(
                 if let Some(ts) = sample.timestamp {
                     clock = clock.max(ts);
                 }
-                let Some(Some(index)) = by_msg_id.get(usize::from(sample.subscription.msg_id))
+                let Some(Some((index, fits))) =
+                    by_msg_id.get(usize::from(sample.subscription.msg_id))
                 else {
                     continue;
                 };
                 let t = &mut tables[*index];
-                if t.format_name != sample.subscription.layout.format_name {
+                if !fits {
                     t.mismatched += 1;
                     continue;
                 }
@@ -419,10 +466,12 @@ pub fn export_reader<R: std::io::Read>(
                 buffered_total += t.row_size;
                 let after = t.buffered_bytes();
                 if after >= ROW_GROUP_BYTES {
+                    folder.make()?;
                     t.flush()?;
                     buffered_total -= after;
                 }
                 if buffered_total > BUFFER_BUDGET {
+                    folder.make()?;
                     buffered_total -= flush_largest(&mut tables)?;
                 }
             }
@@ -431,21 +480,21 @@ pub fn export_reader<R: std::io::Read>(
                 formats,
             } => {
                 let key = (subscription.topic.to_string(), subscription.multi_id);
-                let index = match by_key.get(&key) {
-                    Some(i) => *i,
+                let target = match by_key.get(&key) {
+                    Some(i) => (*i, tables[*i].fits(subscription, formats)),
                     None => {
                         let table = open_topic(dir, format, codec, &key, formats, subscription)?;
                         names.push(format!("{}_{}.{}", key.0, key.1, format.extension()));
                         tables.push(table);
                         by_key.insert(key, tables.len() - 1);
-                        tables.len() - 1
+                        (tables.len() - 1, true)
                     }
                 };
                 let id = usize::from(subscription.msg_id);
                 if by_msg_id.len() <= id {
                     by_msg_id.resize(id + 1, None);
                 }
-                by_msg_id[id] = Some(index);
+                by_msg_id[id] = Some(target);
             }
             Record::Unsubscription { msg_id } => {
                 if let Some(slot) = by_msg_id.get_mut(usize::from(*msg_id)) {
@@ -525,13 +574,17 @@ pub fn export_reader<R: std::io::Read>(
             | Record::Unknown { .. } => {}
         }
     }
-    let side = summary.rejected.is_none().then_some(&side);
-    let (rows, side_tables) = finish_all(tables, || {
-        side.map_or(Ok(Vec::new()), |side| {
-            write_side_tables(dir, format, codec, side)
-        })
-    });
-    for (rows, name) in rows?.into_iter().zip(names) {
+    if summary.rejected.is_some() {
+        // Rejected on its first bytes: no table, no folder.
+        return Ok(summary);
+    }
+    folder.make()?;
+    let skipped: Vec<u64> = tables.iter().map(|t| t.mismatched).collect();
+    let (rows, side_tables) = finish_all(tables, || write_side_tables(dir, format, codec, &side));
+    for ((rows, name), skipped) in rows?.into_iter().zip(names).zip(skipped) {
+        if skipped > 0 {
+            summary.skipped.push((name.clone(), skipped));
+        }
         summary.topics.push((name, rows));
     }
     summary.side_tables = side_tables?;
@@ -553,7 +606,8 @@ fn open_topic(
     let (columns, sources) = topic_columns(&fields);
     let path = dir.join(format!("{}_{}.{}", key.0, key.1, format.extension()));
     Ok(TopicTable {
-        format_name: subscription.layout.format_name.clone(),
+        layout: subscription.layout.clone(),
+        fields,
         sources,
         table: Sink::Pending {
             path,
