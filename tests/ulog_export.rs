@@ -1,7 +1,8 @@
 //! `ulog export` against pyulog, value for value: every column of every topic instance of every
 //! corpus log, in Parquet (read back with pyarrow) and CSV (read back with pandas), by
-//! `tests/ulog_export_check.py`; plus the export's exit codes on damaged logs, what a rejected
-//! file leaves (nothing) and the samples a format redefinition keeps out of a table.
+//! `tests/ulog_export_check.py`; the Parquet of a few logs read back with DuckDB and Polars
+//! (`tests/ulog_export_readers.py`); plus the export's exit codes on damaged logs, what a
+//! rejected file leaves (nothing) and the samples a format redefinition keeps out of a table.
 
 mod common;
 
@@ -128,6 +129,85 @@ fn export_exit_codes_follow_the_log_status() {
     assert_eq!(run.status.code(), Some(4));
     assert!(!out.join("not").exists());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The interpreter for the DuckDB and Polars read-back: [`common::python`] when it also imports
+/// `duckdb` and `polars`. Skips (saying so) without them, or fails with
+/// `FOXBORNE_REQUIRE_PYTHON=1`.
+fn python_with_duckdb_and_polars() -> Option<PathBuf> {
+    let python = common::python()?;
+    let ok = Command::new(&python)
+        .args(["-c", "import duckdb, polars"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        return Some(python);
+    }
+    let why = format!(
+        "{} does not import duckdb and polars (pip install duckdb polars)",
+        python.display()
+    );
+    assert!(
+        std::env::var("FOXBORNE_REQUIRE_PYTHON").as_deref() != Ok("1"),
+        "{why} and FOXBORNE_REQUIRE_PYTHON=1"
+    );
+    eprintln!("SKIP: {why}");
+    None
+}
+
+#[test]
+#[cfg_attr(
+    foxborne_no_corpus,
+    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
+)]
+fn parquet_reads_back_in_duckdb_and_polars() {
+    // Console messages with and without tags (a nullable column), nested arrays of structs, and
+    // the longest and most varied logs; uncompressed and Snappy.
+    let logs: Vec<PathBuf> = [
+        "pyulog_sample.ulg",
+        "pyulog_sample_logging_tagged_and_default_params.ulg",
+        "px4ulogrs_esc_status_log.ulg",
+        "px4ulogrs_quadrotor_local.ulg",
+    ]
+    .iter()
+    .map(|name| common::corpus_file("ulog", name))
+    .collect();
+    let Some(python) = python_with_duckdb_and_polars() else {
+        return;
+    };
+    let out = scratch("readers");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ulog_export_readers.py");
+    for compression in ["none", "snappy"] {
+        let dir = out.join(compression);
+        let run = Command::new(common::binary())
+            .args(["ulog", "export", "--compression", compression, "--out"])
+            .arg(&dir)
+            .args(&logs)
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "export failed: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let check = Command::new(&python)
+            .arg(&script)
+            .arg(&dir)
+            .args(&logs)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&check.stdout);
+        assert!(
+            check.status.success(),
+            "DuckDB or Polars disagrees ({compression}; {stdout}):\n{}",
+            String::from_utf8_lossy(&check.stderr)
+        );
+        let summary: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+        assert_eq!(summary["logs"], logs.len(), "{summary}");
+        assert_eq!(summary["problems"], 0, "{summary}");
+        assert!(summary["tables"].as_u64().unwrap() > 200, "{summary}");
+        assert!(summary["values"].as_u64().unwrap() > 1_000_000, "{summary}");
+    }
 }
 
 #[test]
