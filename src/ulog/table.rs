@@ -153,16 +153,18 @@ impl Values {
         }
     }
 
-    fn clear(&mut self) {
+    /// Empties the buffer and gives its memory back: a table that wrote a row group may not
+    /// write another for long, and a log has a hundred tables.
+    fn release(&mut self) {
         match self {
-            Values::I32(v) => v.clear(),
-            Values::I64(v) => v.clear(),
-            Values::F32(v) => v.clear(),
-            Values::F64(v) => v.clear(),
-            Values::Bool(v) => v.clear(),
+            Values::I32(v) => *v = Vec::new(),
+            Values::I64(v) => *v = Vec::new(),
+            Values::F32(v) => *v = Vec::new(),
+            Values::F64(v) => *v = Vec::new(),
+            Values::Bool(v) => *v = Vec::new(),
             Values::Text(bytes, ends) => {
-                bytes.clear();
-                ends.clear();
+                *bytes = Vec::new();
+                *ends = Vec::new();
             }
         }
     }
@@ -427,10 +429,10 @@ impl TableWriter {
             }
         }
         for v in &mut self.values {
-            v.clear();
+            v.release();
         }
         for d in &mut self.defs {
-            d.clear();
+            *d = Vec::new();
         }
         self.rows_written += self.rows as u64;
         self.rows = 0;
