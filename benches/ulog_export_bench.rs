@@ -3,7 +3,8 @@
 //! Parquet export of a log of over 1 GB made by the project's writer.
 //!
 //! Run: `cargo bench --bench ulog_export_bench`. Knobs: `FOXBORNE_BENCH_BYTES` (large log size,
-//! default 1.1 GB), `FOXBORNE_BENCH_DIR` (where it is written), `FOXBORNE_PYTHON`.
+//! default 1.1 GB), `FOXBORNE_BENCH_DIR` (where it is written), `FOXBORNE_PYTHON`; for profiling,
+//! `--corpus-loop N` (and `FOXBORNE_BENCH_KEEP=1` to leave its tables).
 //!
 //! Every timed export goes into a folder of its own and nothing is deleted until all are timed:
 //! on ext4 without a journal (this project's CI and bench machine) creating a file scans the
@@ -44,7 +45,11 @@ fn main() {
             }
             println!("pass {pass}: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
         }
-        let _ = std::fs::remove_dir_all(&out);
+        // FOXBORNE_BENCH_KEEP=1 leaves the tables, so that runs one after the other delete
+        // nothing between them (see the module comment).
+        if std::env::var_os("FOXBORNE_BENCH_KEEP").is_none() {
+            let _ = std::fs::remove_dir_all(&out);
+        }
         return;
     }
     corpus_comparison();
