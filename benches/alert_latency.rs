@@ -9,7 +9,11 @@
 //! and the report adds the clean link's stamp delay: each SYSTEM_TIME receipt's `recv_utc`
 //! minus the `time_unix_usec` the sender put in it just before sending.
 //!
-//! cargo bench --bench alert_latency [-- VEHICLES RATE FLOOD]
+//! With `CLIENTS` > 0, that many extra `/events` clients are attached and read throughout (the
+//! range board on every wall); with `SCRAPES` > 0, `/metrics` is fetched that many times a
+//! second. The report adds the daemon's CPU over the run and the scrape times.
+//!
+//! cargo bench --bench alert_latency [-- VEHICLES RATE FLOOD CLIENTS SCRAPES]
 
 #[path = "harness/mod.rs"]
 mod harness;
@@ -26,6 +30,8 @@ fn main() {
     let vehicles = *args.first().unwrap_or(&200) as u8 as usize;
     let rate = *args.get(1).unwrap_or(&50);
     let flood = *args.get(2).unwrap_or(&0);
+    let clients = *args.get(3).unwrap_or(&0) as usize;
+    let scrapes = *args.get(4).unwrap_or(&0);
     let quiet = vehicles / 2;
     let mut daemon = harness::BenchDaemon::start_with_links(
         "alert",
@@ -34,6 +40,43 @@ fn main() {
     );
     let udp = daemon.udp;
     let rx = daemon.gap_alert_latencies();
+    let attached: Vec<_> = (0..clients)
+        .map(|_| {
+            let mut sse = std::net::TcpStream::connect(&daemon.http).unwrap();
+            use std::io::{Read, Write};
+            sse.write_all(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                .unwrap();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                let mut total = 0usize;
+                while let Ok(n) = sse.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    total += n;
+                }
+                total
+            })
+        })
+        .collect();
+    let scrape_stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let scraper = (scrapes > 0).then(|| {
+        let (stop, http) = (scrape_stop.clone(), daemon.http.clone());
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            let mut took_ms = Vec::new();
+            let mut bytes = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let t = Instant::now();
+                bytes = harness::http_get(&http, "/metrics").len();
+                took_ms.push(t.elapsed().as_secs_f64() * 1e3);
+                let next = start + Duration::from_secs_f64(took_ms.len() as f64 / scrapes as f64);
+                std::thread::sleep(next.saturating_duration_since(Instant::now()));
+            }
+            (took_ms, bytes)
+        })
+    });
+    let cpu_before = harness::proc_stat(daemon.pid()).0;
     let flood_stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flooder = (flood > 0).then(|| {
         let (stop, to) = (flood_stop.clone(), daemon.links["flood"]);
@@ -118,10 +161,14 @@ fn main() {
             std::thread::sleep(wait);
         }
     }
+    let cpu_s = harness::proc_stat(daemon.pid()).0 - cpu_before;
+    scrape_stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let scraped = scraper.map(|s| s.join().unwrap());
     flood_stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let flooded = flooder.map(|f| f.join().unwrap()).unwrap_or(0);
     let mut latencies: Vec<f64> = rx.try_iter().collect();
     daemon.stop();
+    let streamed: Vec<usize> = attached.into_iter().map(|c| c.join().unwrap()).collect();
     // The clean link's stamp delay, from the receive log's SYSTEM_TIME receipts.
     let mut delays_ms: Vec<f64> = Vec::new();
     for path in daemon.receive_files() {
@@ -160,6 +207,27 @@ fn main() {
         sent as f64 / total.as_secs_f64(),
         latencies.len()
     );
+    println!(
+        "daemon CPU over the {:.0} s run: {cpu_s:.2} s ({:.1}% of one core)",
+        total.as_secs_f64(),
+        100.0 * cpu_s / total.as_secs_f64()
+    );
+    if clients > 0 {
+        println!(
+            "{clients} extra /events clients attached and reading; each received {}..{} bytes",
+            streamed.iter().min().unwrap(),
+            streamed.iter().max().unwrap()
+        );
+    }
+    if let Some((mut took_ms, bytes)) = scraped {
+        took_ms.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        println!(
+            "/metrics scraped {} times ({scrapes}/s), {bytes} bytes each: p50 {:.2} ms, p99 {:.2} ms",
+            took_ms.len(),
+            harness::quantile(&took_ms, 0.5),
+            harness::quantile(&took_ms, 0.99)
+        );
+    }
     if !latencies.is_empty() {
         println!(
             "alert latency (deadline to SSE): p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",

@@ -13,6 +13,8 @@ pub(crate) mod http;
 pub mod link;
 pub mod logging;
 pub mod monitor;
+pub mod publish;
+pub mod range;
 pub(crate) mod receipt;
 pub mod recorder;
 pub mod sink;

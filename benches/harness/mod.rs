@@ -136,7 +136,7 @@ impl BenchDaemon {
     /// Latency (ms) of each telemetry_gap `open` event: its arrival on SSE minus its deadline.
     pub fn gap_alert_latencies(&self) -> mpsc::Receiver<f64> {
         let mut sse = TcpStream::connect(&self.http).unwrap();
-        sse.write_all(b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+        sse.write_all(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             .unwrap();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
@@ -206,4 +206,20 @@ pub fn proc_stat(pid: u32) -> (f64, u64, u64) {
 /// Nearest-rank quantile of sorted values.
 pub fn quantile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// One GET on a fresh connection: the body.
+pub fn http_get(addr: &str, path: &str) -> String {
+    use std::io::Read;
+    let mut stream = TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    text.split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_string())
+        .unwrap_or_default()
 }

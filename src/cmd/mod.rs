@@ -5,6 +5,7 @@
 
 pub mod analyze;
 pub mod check_config;
+pub mod range;
 pub mod run;
 pub mod simulate;
 pub mod status;
@@ -56,6 +57,8 @@ pub enum Verb {
     },
     /// Send simulated vehicles' MAVLink to a receiver over UDP (to see it work without a vehicle).
     Simulate(simulate::SimulateArgs),
+    /// The whole range from every site's receipts in NATS JetStream: gaps judged across sites.
+    Range(range::RangeArgs),
 }
 
 /// A usage error found after parsing (clap's own exit with 2 before this).
@@ -73,6 +76,7 @@ pub fn main(cli: Cli) -> ExitCode {
         Verb::Tlog { cmd } => tlog::run(cmd),
         Verb::Ulog { cmd } => ulog::run(cmd).map(|code| code.clamp(0, 255) as u8),
         Verb::Simulate(args) => simulate::run(args),
+        Verb::Range(args) => range::run(args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

@@ -17,7 +17,7 @@ pub const DEFAULT_HTTP: &str = "127.0.0.1:9137";
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// Read `http.listen` from this config (when it exists).
+    /// Read `http.listen` and `http.token` from this config (when it exists).
     #[arg(long, default_value = DEFAULT_CONFIG)]
     pub config: PathBuf,
     /// The daemon's HTTP address, instead of the config's.
@@ -28,18 +28,24 @@ pub struct StatusArgs {
     pub json: bool,
 }
 
-/// The address to ask, and where it came from (for the error message).
-fn address(args: &StatusArgs) -> anyhow::Result<(String, String)> {
+/// The address to ask, where it came from (for the error message), and the token to send.
+fn address(args: &StatusArgs) -> anyhow::Result<(String, String, Option<String>)> {
+    let config = if args.config.exists() {
+        Some(Config::load(&args.config)?)
+    } else {
+        None
+    };
+    let token = config.as_ref().and_then(|c| c.http.token.clone());
     if let Some(a) = &args.addr {
-        return Ok((a.clone(), "--addr".into()));
+        return Ok((a.clone(), "--addr".into(), token));
     }
-    if !args.config.exists() {
+    let Some(config) = config else {
         return Ok((
             DEFAULT_HTTP.into(),
             format!("the default; no config at {}", args.config.display()),
+            None,
         ));
-    }
-    let config = Config::load(&args.config)?;
+    };
     let listen = config.http.listen;
     // A daemon listening on every address answers on loopback.
     let addr = if listen.ip().is_unspecified() {
@@ -50,14 +56,21 @@ fn address(args: &StatusArgs) -> anyhow::Result<(String, String)> {
     Ok((
         addr.to_string(),
         format!("http.listen in {}", args.config.display()),
+        token,
     ))
 }
 
 pub fn run(args: StatusArgs) -> anyhow::Result<u8> {
-    let (addr, from) = address(&args)?;
-    let (code, body) = crate::http::get_blocking(&addr, "/status").with_context(|| {
-        format!("no daemon answering on {addr} ({from}; is it running? give --addr or --config)")
-    })?;
+    let (addr, from, token) = address(&args)?;
+    let (code, body) =
+        crate::http::client::get(&addr, "/status", token.as_deref()).with_context(|| {
+            format!(
+                "no daemon answering on {addr} ({from}; is it running? give --addr or --config)"
+            )
+        })?;
+    if code == 401 {
+        bail!("{addr}/status answered HTTP 401: the daemon wants http.token (give --config with the daemon's config)");
+    }
     if code != 200 {
         bail!("{addr}/status answered HTTP {code}");
     }

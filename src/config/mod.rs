@@ -5,11 +5,17 @@
 //! the checks of the machine itself (devices, folders) are apart, in [`environment`].
 
 mod environment;
+mod publish;
+pub mod range;
 pub mod ranges;
 mod raw;
+mod webhook;
+
+pub use publish::PublishSettings;
+
+pub use webhook::{WebhookFormat, WebhookSettings};
 
 use crate::monitor::{GapConfig, LatencyConfig, WatchSettings};
-use crate::sink::webhook::Endpoint;
 use crate::wire::fields::FieldSelection;
 use crate::wire::signing::parse_key_hex;
 use ipnet::IpNet;
@@ -94,15 +100,25 @@ pub struct LatencySettings {
 #[derive(Debug, Clone, Serialize)]
 pub struct HttpSettings {
     pub listen: SocketAddr,
+    /// The bearer token every request must carry (required off loopback); shown as whether
+    /// it is set, never the token.
+    #[serde(serialize_with = "set_or_not")]
+    pub token: Option<String>,
+    pub max_connections: usize,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct WebhookSettings {
-    pub url: url::Url,
-    pub queue: usize,
-    /// Where requests go, taken apart from `url` at load.
-    #[serde(skip)]
-    pub endpoint: Endpoint,
+impl HttpSettings {
+    /// The default cap on open connections (`http.max_connections`).
+    pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+    /// The shortest token accepted: long enough that guessing it over the network is hopeless.
+    pub const MIN_TOKEN_LEN: usize = 16;
+}
+
+fn set_or_not<S: serde::Serializer>(secret: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    match secret {
+        Some(_) => s.serialize_str("(set)"),
+        None => s.serialize_none(),
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -156,7 +172,9 @@ pub struct Config {
     pub gap: GapSettings,
     pub latency: LatencySettings,
     pub http: HttpSettings,
-    pub webhook: Option<WebhookSettings>,
+    #[serde(rename = "webhook")]
+    pub webhooks: Vec<WebhookSettings>,
+    pub publish: Option<PublishSettings>,
 }
 
 impl Config {
@@ -199,16 +217,12 @@ impl Config {
             raw.rotate_size_mb as f64,
         )?;
         in_range("buffer_mb", "buffer_mb", raw.buffer_mb as f64)?;
-        in_range("gap.threshold_s", "gap.threshold_s", raw.gap.threshold_s)?;
         in_range("latency.window_s", "latency.window_s", raw.latency.window_s)?;
         in_range(
             "latency.report_interval_s",
             "latency.report_interval_s",
             raw.latency.report_interval_s,
         )?;
-        if let Some(queue) = raw.webhook.as_ref().and_then(|w| w.queue) {
-            in_range("webhook.queue", "webhook.queue", queue as f64)?;
-        }
         if raw.links.len() > crate::link::MAX_LINKS {
             return Err(invalid(
                 "link",
@@ -345,34 +359,13 @@ impl Config {
                 })
             })
             .collect::<Result<_, _>>()?;
-        let mut vehicles = BTreeMap::new();
-        for (sysid, name) in &raw.gap.vehicles {
-            let id: u8 = sysid.parse().map_err(|_| {
-                invalid(
-                    &format!("gap.vehicles.{sysid}"),
-                    "a vehicle key is a system id, 0 to 255".into(),
-                )
-            })?;
-            vehicles.insert(id, name.clone());
-        }
-        let http_listen = parse_bind(&raw.http.listen).ok_or_else(|| {
-            invalid(
-                "http.listen",
-                format!("`{}` is not an address:port", raw.http.listen),
-            )
-        })?;
-        let webhook = match &raw.webhook {
+        let gap = gap_settings(&raw.gap, &invalid)?;
+        let http = http_settings(&raw.http, &invalid)?;
+        let publish = match &raw.publish {
+            Some(p) => Some(publish::parse(p, &invalid)?),
             None => None,
-            Some(w) => {
-                let endpoint = parse_webhook_url(&w.url)
-                    .map_err(|reason| invalid("webhook.url", format!("`{}`: {reason}", w.url)))?;
-                Some(WebhookSettings {
-                    url: endpoint.0,
-                    queue: w.queue.unwrap_or(1024),
-                    endpoint: endpoint.1,
-                })
-            }
         };
+        let webhooks = webhook::parse_webhooks(&raw.webhook.0, &invalid)?;
         Ok(Config {
             file: path.to_path_buf(),
             data_dir: raw.data_dir,
@@ -387,19 +380,14 @@ impl Config {
                 keys: signing_keys,
                 reject_bad: raw.signing.reject_bad,
             },
-            gap: GapSettings {
-                threshold_s: raw.gap.threshold_s,
-                ignore_sysids: raw.gap.ignore_sysids,
-                vehicles,
-            },
+            gap,
             latency: LatencySettings {
                 window_s: raw.latency.window_s,
                 report_interval_s: raw.latency.report_interval_s,
             },
-            http: HttpSettings {
-                listen: http_listen,
-            },
-            webhook,
+            http,
+            webhooks,
+            publish,
         })
     }
 
@@ -426,6 +414,77 @@ impl Config {
     }
 }
 
+/// `[gap]`, validated (shared with the `range` config).
+fn gap_settings(
+    raw: &raw::RawGap,
+    invalid: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<GapSettings, ConfigError> {
+    ranges::check("gap.threshold_s", raw.threshold_s)
+        .map_err(|reason| invalid("gap.threshold_s", reason))?;
+    let mut vehicles = BTreeMap::new();
+    for (sysid, name) in &raw.vehicles {
+        let id: u8 = sysid.parse().map_err(|_| {
+            invalid(
+                &format!("gap.vehicles.{sysid}"),
+                "a vehicle key is a system id, 0 to 255".into(),
+            )
+        })?;
+        vehicles.insert(id, name.clone());
+    }
+    Ok(GapSettings {
+        threshold_s: raw.threshold_s,
+        ignore_sysids: raw.ignore_sysids.clone(),
+        vehicles,
+    })
+}
+
+/// `[http]`, validated (shared with the `range` config): a token is required off loopback.
+fn http_settings(
+    raw: &raw::RawHttp,
+    invalid: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<HttpSettings, ConfigError> {
+    if let Some(max) = raw.max_connections {
+        ranges::check("http.max_connections", max as f64)
+            .map_err(|reason| invalid("http.max_connections", reason))?;
+    }
+    let listen = parse_bind(&raw.listen).ok_or_else(|| {
+        invalid(
+            "http.listen",
+            format!("`{}` is not an address:port", raw.listen),
+        )
+    })?;
+    let token = match &raw.token {
+        Some(token)
+            if token.len() < HttpSettings::MIN_TOKEN_LEN
+                || !token.bytes().all(|b| b.is_ascii_graphic()) =>
+        {
+            return Err(invalid(
+                "http.token",
+                format!(
+                    "give at least {} visible ASCII characters, no spaces (e.g. the output of `openssl rand -hex 24`)",
+                    HttpSettings::MIN_TOKEN_LEN
+                ),
+            ));
+        }
+        other => other.clone(),
+    };
+    if !listen.ip().is_loopback() && token.is_none() {
+        return Err(invalid(
+            "http.token",
+            format!(
+                "http.listen {listen} is reachable from other machines, which could then read every vehicle's state and alerts: set http.token (clients send `Authorization: Bearer <token>`), or listen on 127.0.0.1"
+            ),
+        ));
+    }
+    Ok(HttpSettings {
+        listen,
+        token,
+        max_connections: raw
+            .max_connections
+            .map_or(HttpSettings::DEFAULT_MAX_CONNECTIONS, |m| m as usize),
+    })
+}
+
 fn parse_bind(text: &str) -> Option<SocketAddr> {
     text.parse().ok()
 }
@@ -448,23 +507,6 @@ pub fn network_contains(net: &IpNet, peer: std::net::IpAddr) -> bool {
         v4 => v4,
     };
     net.contains(&peer)
-}
-
-/// A webhook URL, checked at load so a bad one never reaches the daemon.
-fn parse_webhook_url(text: &str) -> Result<(url::Url, Endpoint), String> {
-    let url = url::Url::parse(text).map_err(|e| e.to_string())?;
-    if url.scheme() != "http" {
-        return Err("only http:// URLs are supported".into());
-    }
-    // The URL standard reads `http:///alerts` as host `alerts`; a missing host is an error here.
-    if text["http://".len()..].starts_with('/') || url.host_str().is_none_or(str::is_empty) {
-        return Err("the URL has no host".into());
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err("credentials in the URL are not supported (use a header)".into());
-    }
-    let endpoint = Endpoint::from_url(&url)?;
-    Ok((url, endpoint))
 }
 
 #[cfg(test)]
@@ -573,6 +615,7 @@ url = "http://127.0.0.1:9000/alerts"
                 "[webhook]\nurl = \"http://h/a\"\nqueue = 9000000000000000000\n",
                 "webhook.queue",
             ),
+            ("[http]\nmax_connections = 0\n", "http.max_connections"),
         ] {
             let err = parse(&format!("{text}{link}")).unwrap_err().to_string();
             assert!(
@@ -598,35 +641,85 @@ url = "http://127.0.0.1:9000/alerts"
     }
 
     #[test]
-    fn webhook_urls_are_checked_at_load() {
-        let with = |url: &str| {
-            parse(&format!(
-                "[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n[webhook]\nurl = \"{url}\"\n"
-            ))
-        };
-        let ok = with("http://127.0.0.1:9000/alerts?x=1").unwrap();
-        let hook = ok.webhook.unwrap();
-        assert_eq!(hook.endpoint.host_port, "127.0.0.1:9000");
-        assert_eq!(hook.endpoint.path, "/alerts?x=1");
+    fn webhooks_are_one_table_or_many() {
+        let link = "[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n";
+        let one = parse(&format!(
+            "{link}[webhook]\nurl = \"http://127.0.0.1:9000/alerts\"\n"
+        ))
+        .unwrap();
+        assert_eq!(one.webhooks.len(), 1);
+        assert_eq!(one.webhooks[0].kinds, ["telemetry_gap"]);
+        assert_eq!(one.webhooks[0].format, WebhookFormat::Json);
+        let two = parse(&format!(
+            "{link}[[webhook]]\nurl = \"https://chat.example/hooks/x\"\nformat = \"slack\"\nheaders = {{ X-Range = \"north\" }}\n[[webhook]]\nurl = \"http://127.0.0.1:9000/a\"\nkinds = [\"telemetry_gap\", \"link\"]\ntimeout_s = 2\n"
+        ))
+        .unwrap();
+        assert_eq!(two.webhooks.len(), 2);
+        assert_eq!(two.webhooks[0].name, "chat.example");
         assert_eq!(
-            with("http://alerts.example/a")
-                .unwrap()
-                .webhook
-                .unwrap()
-                .endpoint
-                .host_port,
-            "alerts.example:80"
+            two.webhooks[0].headers,
+            [("X-Range".to_string(), "north".to_string())]
         );
-        for bad in [
-            "http:///alerts",
-            "http://",
-            "ftp://x/a",
-            "http://user:pw@host/a",
-            "not a url",
+        assert_eq!(two.webhooks[1].kinds, ["telemetry_gap", "link"]);
+        assert_eq!(two.webhooks[1].timeout_s, 2.0);
+        for (text, key) in [
+            ("[webhook]\nurl = \"http://user:pw@h/a\"\n", "webhook.url"),
+            (
+                "[[webhook]]\nurl = \"http://h/a\"\n[[webhook]]\nurl = \"gopher://h/a\"\n",
+                "webhook[1].url",
+            ),
+            (
+                "[webhook]\nurl = \"http://h/a\"\nformat = \"xml\"\n",
+                "webhook.format",
+            ),
+            (
+                "[webhook]\nurl = \"http://h/a\"\nkinds = [\"gap\"]\n",
+                "webhook.kinds",
+            ),
+            (
+                "[webhook]\nurl = \"http://h/a\"\nheaders = { \"Bad Name\" = \"x\" }\n",
+                "webhook.headers",
+            ),
+            (
+                "[webhook]\nurl = \"http://h/a\"\nca_file = \"/nonexistent/ca.pem\"\n",
+                "webhook.ca_file",
+            ),
+            (
+                "[webhook]\nurl = \"http://h/a\"\ntimeout_s = 0\n",
+                "webhook.timeout_s",
+            ),
+            ("[webhook]\nurl = \"http://h/a\"\nbogus = 1\n", "bogus"),
         ] {
-            let err = with(bad).unwrap_err().to_string();
-            assert!(err.contains("webhook.url"), "{bad}: {err}");
+            let err = parse(&format!("{link}{text}")).unwrap_err().to_string();
+            assert!(err.contains(key), "{text}: {err}");
         }
+    }
+
+    #[test]
+    fn a_listener_off_loopback_needs_a_token() {
+        let link = "[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n";
+        let err = parse(&format!("{link}[http]\nlisten = \"0.0.0.0:9137\"\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("http.token") && err.contains("0.0.0.0:9137"),
+            "{err}"
+        );
+        let err = parse(&format!(
+            "{link}[http]\nlisten = \"0.0.0.0:9137\"\ntoken = \"short\"\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("http.token") && err.contains("16"), "{err}");
+        let ok = parse(&format!(
+            "{link}[http]\nlisten = \"0.0.0.0:9137\"\ntoken = \"0123456789abcdef0123\"\n"
+        ))
+        .unwrap();
+        assert_eq!(ok.http.token.as_deref(), Some("0123456789abcdef0123"));
+        assert_eq!(ok.effective()["http"]["token"], "(set)");
+        let local = parse(&format!("{link}[http]\nlisten = \"[::1]:9137\"\n")).unwrap();
+        assert!(local.http.token.is_none());
+        assert_eq!(local.http.max_connections, 256);
     }
 
     #[test]

@@ -31,7 +31,10 @@ pub const RANGES: &[Range] = &[
     range("gap.threshold_s", 0.1, 86_400.0, "s"),
     range("latency.window_s", 1.0, 86_400.0, "s"),
     range("latency.report_interval_s", 1.0, 86_400.0, "s"),
+    range("http.max_connections", 1.0, 65_536.0, "connections"),
     range("webhook.queue", 1.0, 100_000.0, "events"),
+    range("webhook.timeout_s", 0.1, 300.0, "s"),
+    range("publish.max_age_days", 0.01, 3650.0, "days"),
 ];
 
 /// Checks `value` for `key` (its name in [`RANGES`]); the reason when it is outside.

@@ -76,7 +76,44 @@ pub(super) struct RawConfig {
     #[serde(default)]
     pub(super) http: RawHttp,
     #[serde(default)]
-    pub(super) webhook: Option<RawWebhook>,
+    pub(super) webhook: RawWebhooks,
+    pub(super) publish: Option<RawPublish>,
+}
+
+/// `[publish]`: this site's receive log and events to NATS JetStream.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPublish {
+    pub(super) nats_url: String,
+    pub(super) site: String,
+    pub(super) creds_file: Option<PathBuf>,
+    pub(super) max_age_days: Option<f64>,
+}
+
+/// The `range` verb's file: no links; the sites' receipts come from NATS.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRangeConfig {
+    #[serde(default = "default_data_dir")]
+    pub(super) data_dir: PathBuf,
+    #[serde(default = "default_fsync")]
+    pub(super) fsync_interval_s: f64,
+    pub(super) range: RawRange,
+    #[serde(default)]
+    pub(super) gap: RawGap,
+    #[serde(default)]
+    pub(super) http: RawHttp,
+    #[serde(default)]
+    pub(super) webhook: RawWebhooks,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRange {
+    pub(super) nats_url: String,
+    pub(super) creds_file: Option<PathBuf>,
+    /// The durable consumer's name: one per range view.
+    pub(super) name: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -155,13 +192,52 @@ impl Default for RawLatency {
 pub(super) struct RawHttp {
     #[serde(default = "default_http")]
     pub(super) listen: String,
+    pub(super) token: Option<String>,
+    pub(super) max_connections: Option<u64>,
 }
 
 impl Default for RawHttp {
     fn default() -> Self {
         Self {
             listen: default_http(),
+            token: None,
+            max_connections: None,
         }
+    }
+}
+
+/// `[webhook]` (one table, as configs written before `[[webhook]]` have it) or `[[webhook]]`
+/// (any number of them).
+#[derive(Debug, Default)]
+pub(super) struct RawWebhooks(pub(super) Vec<RawWebhook>);
+
+impl<'de> Deserialize<'de> for RawWebhooks {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct OneOrMany;
+        impl<'de> serde::de::Visitor<'de> for OneOrMany {
+            type Value = RawWebhooks;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a [webhook] table or [[webhook]] tables")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<RawWebhooks, A::Error> {
+                let one =
+                    RawWebhook::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(RawWebhooks(vec![one]))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                seq: A,
+            ) -> Result<RawWebhooks, A::Error> {
+                let many = Vec::<RawWebhook>::deserialize(
+                    serde::de::value::SeqAccessDeserializer::new(seq),
+                )?;
+                Ok(RawWebhooks(many))
+            }
+        }
+        deserializer.deserialize_any(OneOrMany)
     }
 }
 
@@ -169,6 +245,12 @@ impl Default for RawHttp {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawWebhook {
     pub(super) url: String,
+    pub(super) name: Option<String>,
+    pub(super) format: Option<String>,
+    pub(super) kinds: Option<Vec<String>>,
     #[serde(default)]
+    pub(super) headers: BTreeMap<String, String>,
+    pub(super) ca_file: Option<PathBuf>,
+    pub(super) timeout_s: Option<f64>,
     pub(super) queue: Option<usize>,
 }

@@ -1,8 +1,9 @@
 //! Event fan-out: every event goes to the events file, the journal (structured fields), the
-//! Server-Sent Events stream and the webhook. None of them can hold up the caller: the file has
-//! its own writer thread, SSE is a broadcast that drops for slow listeners, the webhook a bounded
-//! queue.
+//! event log behind `/events` and the webhooks that take its kind. None of them can hold up the
+//! caller: the file has its own writer thread, the event log never waits on a listener, each
+//! webhook has its own bounded queue.
 
+use crate::http::event_log::EventLog;
 use crate::monitor::event::GapState;
 use crate::monitor::Event;
 use crate::recorder::NANOS_PER_DAY;
@@ -10,17 +11,21 @@ use crate::sink::webhook::Webhook;
 use crate::sink::writer::Batch;
 use crate::sink::WriterHandle;
 use std::sync::Arc;
-use tokio::sync::broadcast;
 
 pub struct EventSink {
     pub file: WriterHandle,
-    pub sse: broadcast::Sender<Arc<str>>,
-    pub webhook: Option<Webhook>,
+    pub sse: Arc<EventLog>,
+    pub webhooks: Vec<Webhook>,
 }
 
 impl EventSink {
     pub fn emit(&self, event: &Event) {
-        let line: Arc<str> = event.to_json_line().into();
+        self.emit_line(event, event.to_json_line());
+    }
+
+    /// As [`EventSink::emit`], with the line as it is to be written (the `range` adds keys).
+    pub fn emit_line(&self, event: &Event, line: String) {
+        let line: Arc<str> = line.into();
         let utc = event.utc().ns();
         let mut bytes = Vec::with_capacity(line.len() + 1);
         bytes.extend_from_slice(line.as_bytes());
@@ -33,10 +38,10 @@ impl EventSink {
             bytes,
         });
         log_event(event);
-        let _ = self.sse.send(line.clone());
-        if let Some(webhook) = &self.webhook {
-            webhook.offer(line);
+        for webhook in &self.webhooks {
+            webhook.offer(event, &line);
         }
+        self.sse.push(line);
     }
 }
 

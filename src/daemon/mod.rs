@@ -15,7 +15,8 @@ pub mod serial;
 pub mod udp;
 
 use crate::config::{Config, LinkTransport};
-use crate::http::HttpState;
+use crate::http::event_log::{EventLog, RING_EVENTS};
+use crate::http::{access::AccessPolicy, AppState, HttpCounters};
 use crate::link::LinkId;
 use crate::monitor::event::{ReceiverKind, ReceiverState};
 use crate::monitor::{ClockWatch, Event, ReceiverEvent, UtcTime, Watch};
@@ -32,6 +33,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::{mpsc, watch, Notify};
+
+/// What the webhooks get at shutdown to deliver what is queued, within the unit's
+/// `TimeoutStopSec=30s` (the links and files need only a moment).
+const WEBHOOK_STOP_BUDGET: Duration = Duration::from_secs(10);
 
 /// Scanner batches waiting for the pipeline (each at most about 1 MiB of output). When the
 /// pipeline falls behind, scanners wait, and their links' byte-bounded queues take the rest.
@@ -126,16 +131,50 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .local_addr()
         .map(|a| a.to_string())
         .unwrap_or_default();
-    tracing::info!(local = %http_local, "http listening (/events /status /metrics /healthz)");
-    let (sse, _) = tokio::sync::broadcast::channel(1024);
+    let nofile = crate::http::server::raise_nofile_limit();
+    let cap = crate::http::server::connection_cap(config.http.max_connections, nofile);
+    if cap < config.http.max_connections {
+        tracing::warn!(
+            max_connections = config.http.max_connections,
+            nofile,
+            cap,
+            "http.max_connections lowered to fit the file descriptor limit (LimitNOFILE), keeping {} for the daemon's files",
+            crate::http::server::RESERVED_FDS
+        );
+    }
+    tracing::info!(local = %http_local, max_connections = cap, token = config.http.token.is_some(), "http listening (/events /status /metrics /healthz)");
+    let event_log = Arc::new(EventLog::new(
+        format!("{:x}", started_utc_ns / 1_000),
+        RING_EVENTS,
+    ));
+    let http_counters = Arc::new(HttpCounters::default());
+    http_counters
+        .connections_max
+        .store(cap as u64, std::sync::atomic::Ordering::Relaxed);
     let (published, status) = watch::channel(Arc::new(StatusSnapshot::default()));
-    let http_task = tokio::spawn(crate::http::serve(
+    let publish_stats = config.publish.as_ref().map(|p| {
+        Arc::new(crate::publish::PublishStats {
+            site: p.site.clone(),
+            ..Default::default()
+        })
+    });
+    let app = crate::http::router(AppState {
+        events: event_log.clone(),
+        status,
+        access: Arc::new(AccessPolicy::new(
+            config.http.listen,
+            config.http.token.clone(),
+        )),
+        counters: http_counters.clone(),
+        publish: publish_stats.clone(),
+        shutdown: shutdown_rx.clone(),
+    });
+    let http_task = tokio::spawn(crate::http::server::serve(
         http_listener,
-        HttpState {
-            events: sse.clone(),
-            status,
-            shutdown: shutdown_rx.clone(),
-        },
+        app,
+        cap,
+        http_counters,
+        shutdown_rx.clone(),
     ));
 
     let fsync = Duration::from_secs_f64(config.fsync_interval_s);
@@ -161,14 +200,15 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         None
     };
     let events_file = open_stream("events", "events", "jsonl", Framing::Lines)?;
-    let webhook = config
-        .webhook
-        .as_ref()
-        .map(|w| Webhook::spawn(w.endpoint.clone(), w.queue));
+    let webhooks = config
+        .webhooks
+        .iter()
+        .map(Webhook::spawn)
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let events = EventSink {
         file: events_file,
-        sse,
-        webhook,
+        sse: event_log,
+        webhooks,
     };
     events.emit(&Event::from(ReceiverEvent {
         utc: UtcTime(started_utc_ns),
@@ -199,6 +239,15 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         #[cfg(feature = "testing")]
         stall_file: std::env::var_os("FOXBORNE_TEST_STALL_FILE").map(std::path::PathBuf::from),
     };
+    let publisher = match (&config.publish, publish_stats) {
+        (Some(settings), Some(stats)) => Some(crate::publish::spawn(
+            settings.clone(),
+            config.data_dir.clone(),
+            stats,
+            shutdown_rx.clone(),
+        )),
+        _ => None,
+    };
     let reopen = Arc::new(Notify::new());
     let pipeline_task = tokio::spawn(pipeline.run(batch_rx, reopen.clone()));
 
@@ -226,6 +275,9 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         let _ = tokio::task::spawn_blocking(move || scanner.join()).await;
     }
     let pipeline = pipeline_task.await.context("pipeline task failed")?;
+    if let Some(publisher) = publisher {
+        let _ = publisher.await;
+    }
     let _ = http_task.await;
     let stats = pipeline.sinks.receive.stats.clone();
     let Sinks {
@@ -246,12 +298,26 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         )),
         detail: None,
     }));
+    // Webhooks share one budget, each draining its own queue.
+    let undelivered: u64 = futures_util::future::join_all(
+        events
+            .webhooks
+            .into_iter()
+            .map(|hook| hook.finish(WEBHOOK_STOP_BUDGET)),
+    )
+    .await
+    .into_iter()
+    .sum();
+    if undelivered > 0 {
+        tracing::warn!(undelivered, "webhook events not delivered before stopping");
+    }
+    let events_file = events.file;
     tokio::task::spawn_blocking(move || {
         receive.close();
         if let Some(t) = tlog {
             t.close();
         }
-        events.file.close();
+        events_file.close();
     })
     .await?;
     let written = stats

@@ -385,6 +385,7 @@ impl Pipeline {
                     latency_p95_ms: on_utc.map(|l| ms(l.p95_ns)),
                     latency_max_ms: on_utc.map(|l| ms(l.max_ns)),
                     clock_offset_ms: latency.and_then(|l| l.clock_offset_ns).map(ms),
+                    latency_histogram: self.watch.latency.histogram(v.sysid).map(|h| h.snapshot()),
                     loss_percent: if received + lost == 0 {
                         0.0
                     } else {
@@ -468,11 +469,21 @@ impl Pipeline {
                     lost,
                 })
                 .collect(),
-            webhook: self.sinks.events.webhook.as_ref().map(|h| WebhookSnapshot {
-                sent: h.stats.sent.load(Ordering::Relaxed),
-                dropped: h.stats.dropped.load(Ordering::Relaxed),
-                failed_attempts: h.stats.failed_attempts.load(Ordering::Relaxed),
-            }),
+            webhooks: self
+                .sinks
+                .events
+                .webhooks
+                .iter()
+                .map(|h| WebhookSnapshot {
+                    name: h.name.clone(),
+                    sent: h.stats.sent.load(Ordering::Relaxed),
+                    dropped: h.stats.dropped.load(Ordering::Relaxed),
+                    failed_attempts: h.stats.failed_attempts.load(Ordering::Relaxed),
+                    pending: h.stats.pending.load(Ordering::Relaxed),
+                })
+                .collect(),
+            http: None,
+            publish: None,
         }
     }
 

@@ -26,10 +26,14 @@
 //!   (default 2 s), e.g. GPS time arriving mid-flight; a reordered copy keeps that instant, while
 //!   a reboot moves it by the uptime, so this also catches a reboot after a short uptime (then
 //!   reported as a reboot, since `time_boot_ms` went back).
+//! - Every sample also goes into the system's cumulative [`LatencyHistogram`] (never reset, so
+//!   `/metrics` counters only grow), unless the sample alone is outside the bounds a link can
+//!   have (above `offset_bound_ns`, below `-negative_tolerance_ns`): that is a clock offset.
 
 use std::collections::{BTreeMap, VecDeque};
 
 use super::event::{LatencyEvent, LatencyKind};
+use super::histogram::LatencyHistogram;
 use super::ntp::ClockStatus;
 use super::utc::{ns_to_millis, ns_to_seconds, UtcTime, NANOS_PER_MILLI, NANOS_PER_SECOND};
 
@@ -137,6 +141,7 @@ struct SystemClock {
 pub struct LatencyEstimator {
     config: LatencyConfig,
     systems: BTreeMap<u8, SystemClock>,
+    histograms: BTreeMap<u8, LatencyHistogram>,
 }
 
 impl LatencyEstimator {
@@ -144,6 +149,7 @@ impl LatencyEstimator {
         LatencyEstimator {
             config,
             systems: BTreeMap::new(),
+            histograms: BTreeMap::new(),
         }
     }
 
@@ -210,10 +216,21 @@ impl LatencyEstimator {
         let latency_ns = latency.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
         clock.samples.push_back((recv_utc_ns, latency_ns));
         prune(config, clock, recv_utc_ns);
+        if latency_ns <= config.offset_bound_ns && latency_ns >= -config.negative_tolerance_ns {
+            self.histograms
+                .entry(sysid)
+                .or_default()
+                .observe(latency_ns);
+        }
         SampleOutcome {
             recorded: true,
             restarted,
         }
+    }
+
+    /// `sysid`'s cumulative latency histogram, when it has had a sample within bounds.
+    pub fn histogram(&self, sysid: u8) -> Option<&LatencyHistogram> {
+        self.histograms.get(&sysid)
     }
 
     /// The figures of `sysid`'s window as it stands at `now_ns` (samples received within the
@@ -359,6 +376,30 @@ mod tests {
         let estimate = small.estimate(2, now).unwrap();
         // n=4: p50 index floor(2.0) = 2 -> 30 ms; p95 index floor(3.35) = 3 -> 40 ms.
         assert_eq!((estimate.p50_ns, estimate.p95_ns), (30 * MS, 40 * MS));
+    }
+
+    #[test]
+    fn the_histogram_counts_samples_within_bounds_and_survives_a_reboot() {
+        let mut estimator = LatencyEstimator::default();
+        feed_latencies(&mut estimator, 1, &[40, 10, 20]);
+        // A sample 3 s late, and one 500 ms early, are clock offsets, not latency.
+        for offset_ms in [3_000, -500] {
+            let recv = T0 + 5 * SECOND;
+            estimator.observe(1, recv, ((recv - offset_ms * MS) / 1_000) as u64, 105_000);
+        }
+        let h = estimator.histogram(1).unwrap().snapshot();
+        assert_eq!(h.count, 3);
+        assert!((h.sum_s - 0.070).abs() < 1e-9);
+        // A reboot empties the window, never the counters.
+        let seen = estimator.observe(
+            1,
+            T0 + 10 * SECOND,
+            ((T0 + 10 * SECOND) / 1_000) as u64 - 30_000,
+            5,
+        );
+        assert_eq!(seen.restarted, Some(WindowRestart::Reboot));
+        assert_eq!(estimator.histogram(1).unwrap().count(), 4);
+        assert!(estimator.histogram(2).is_none());
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 pub mod event;
 pub mod gap;
+pub mod histogram;
 pub mod input;
 pub mod latency;
 pub mod merge;

@@ -2,12 +2,13 @@
 //!
 //! The pipeline builds a [`StatusSnapshot`] on its housekeeping tick and publishes it on a
 //! `tokio::sync::watch` channel; nothing else reads the pipeline. `/status` is the snapshot as
-//! JSON (serde), `/metrics` is [`prometheus::render`] of it, and the `status` verb reads the
+//! JSON (serde), `/metrics` is [`metrics::render`] of it, and the `status` verb reads the
 //! JSON back into the same type and prints [`table::render`]. All three are pure functions.
 
-pub mod prometheus;
+pub mod metrics;
 pub mod table;
 
+use crate::monitor::histogram::HistogramSnapshot;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -27,7 +28,58 @@ pub struct StatusSnapshot {
     pub receipts: Vec<MessageCount>,
     /// Frames missing from sequence numbers, by link and system id.
     pub sequence_lost: Vec<SequenceLoss>,
-    pub webhook: Option<WebhookSnapshot>,
+    #[serde(default)]
+    pub webhooks: Vec<WebhookSnapshot>,
+    /// The HTTP port's own counters, added by the HTTP layer when it answers.
+    #[serde(default)]
+    pub http: Option<HttpSnapshot>,
+    /// Publishing to NATS JetStream, when `[publish]` is set.
+    #[serde(default)]
+    pub publish: Option<PublishSnapshot>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PublishSnapshot {
+    pub site: String,
+    pub connected: bool,
+    /// `receipts` and `events`.
+    pub streams: Vec<PublishStreamSnapshot>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PublishStreamSnapshot {
+    pub name: String,
+    pub published: u64,
+    pub acked: u64,
+    /// Bytes written to the files and not yet acknowledged by JetStream.
+    pub pending_bytes: u64,
+    pub failures: u64,
+    pub last_ack_utc: Option<String>,
+}
+
+impl PublishSnapshot {
+    pub fn of(stats: &crate::publish::PublishStats) -> PublishSnapshot {
+        use std::sync::atomic::Ordering::Relaxed;
+        let stream = |name: &str, s: &crate::publish::StreamStats| PublishStreamSnapshot {
+            name: name.to_string(),
+            published: s.published.load(Relaxed),
+            acked: s.acked.load(Relaxed),
+            pending_bytes: s.pending_bytes.load(Relaxed),
+            failures: s.failures.load(Relaxed),
+            last_ack_utc: match s.last_ack_utc_ns.load(Relaxed) {
+                0 => None,
+                ns => Some(crate::monitor::format_utc_ms(ns)),
+            },
+        };
+        PublishSnapshot {
+            site: stats.site.clone(),
+            connected: stats.connected.load(Relaxed),
+            streams: vec![
+                stream("receipts", &stats.receipts),
+                stream("events", &stats.events),
+            ],
+        }
+    }
 }
 
 impl StatusSnapshot {
@@ -58,6 +110,9 @@ pub struct VehicleSnapshot {
     pub latency_max_ms: Option<f64>,
     pub clock_offset_ms: Option<f64>,
     pub loss_percent: f64,
+    /// Every latency sample since start, cumulative (for `foxborne_latency_seconds`).
+    #[serde(default)]
+    pub latency_histogram: Option<HistogramSnapshot>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -107,11 +162,30 @@ pub struct SequenceLoss {
     pub lost: u64,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct WebhookSnapshot {
+    pub name: String,
     pub sent: u64,
     pub dropped: u64,
     pub failed_attempts: u64,
+    /// Queued, not yet delivered or given up.
+    pub pending: u64,
+}
+
+/// The HTTP port's counters (connections, refusals, event-stream clients).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HttpSnapshot {
+    pub connections_open: u64,
+    pub connections_max: u64,
+    pub connections_total: u64,
+    pub accept_errors: u64,
+    /// Requests refused: `host` (421, a non-loopback Host on a loopback listener),
+    /// `token` (401, a missing or wrong bearer token).
+    pub refused: BTreeMap<String, u64>,
+    pub event_clients: u64,
+    /// Event-stream clients cut off because they did not read: `lagged` (fell further behind
+    /// than the live buffer), `write_timeout` (a write waited too long).
+    pub event_clients_dropped: BTreeMap<String, u64>,
 }
 
 #[cfg(test)]
@@ -145,6 +219,13 @@ pub(crate) fn example() -> StatusSnapshot {
                 latency_max_ms: Some(120.0),
                 clock_offset_ms: None,
                 loss_percent: 2.5,
+                latency_histogram: Some({
+                    let mut h = crate::monitor::histogram::LatencyHistogram::default();
+                    for ms in [41, 41, 87, 120] {
+                        h.observe(ms * 1_000_000);
+                    }
+                    h.snapshot()
+                }),
             },
             VehicleSnapshot {
                 sysid: 22,
@@ -182,10 +263,34 @@ pub(crate) fn example() -> StatusSnapshot {
             sysid: 4,
             lost: 7,
         }],
-        webhook: Some(WebhookSnapshot {
+        webhooks: vec![WebhookSnapshot {
+            name: "hooks.slack.com".into(),
             sent: 2,
             dropped: 0,
             failed_attempts: 1,
+            pending: 0,
+        }],
+        http: Some(HttpSnapshot {
+            connections_open: 3,
+            connections_max: 256,
+            connections_total: 40,
+            accept_errors: 0,
+            refused: [("host".to_string(), 1), ("token".to_string(), 0)].into(),
+            event_clients: 2,
+            event_clients_dropped: [("lagged".to_string(), 1), ("write_timeout".to_string(), 0)]
+                .into(),
+        }),
+        publish: Some(PublishSnapshot {
+            site: "north".into(),
+            connected: true,
+            streams: vec![PublishStreamSnapshot {
+                name: "receipts".into(),
+                published: 1200,
+                acked: 1190,
+                pending_bytes: 1500,
+                failures: 1,
+                last_ack_utc: Some("2026-09-24T14:32:09.990Z".into()),
+            }],
         }),
     }
 }

@@ -71,6 +71,8 @@ pub struct Daemon {
     pub seen: Vec<String>,
     /// Indexes into `seen` already returned by [`Daemon::wait_for`].
     claimed: std::collections::HashSet<usize>,
+    /// The HTTP address, once read from the log.
+    http: Option<String>,
 }
 
 impl Daemon {
@@ -81,6 +83,27 @@ impl Daemon {
 
     /// As [`Daemon::start`], with extra environment variables (`{dir}` expanded in values too).
     pub fn start_with_env(name: &str, config: &str, env: &[(&str, &str)]) -> Daemon {
+        Self::start_customized(name, config, env, |_| {})
+    }
+
+    /// As [`Daemon::start_with_env`], with a last say over the command (e.g. resource limits).
+    pub fn start_customized(
+        name: &str,
+        config: &str,
+        env: &[(&str, &str)],
+        customize: impl FnOnce(&mut Command),
+    ) -> Daemon {
+        Self::start_verb(name, "run", config, env, customize)
+    }
+
+    /// The binary's `verb` (`run`, `range`) with `--config` in its own temp dir.
+    pub fn start_verb(
+        name: &str,
+        verb: &str,
+        config: &str,
+        env: &[(&str, &str)],
+        customize: impl FnOnce(&mut Command),
+    ) -> Daemon {
         let dir = std::env::temp_dir().join(format!("foxborne-it-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -90,14 +113,14 @@ impl Daemon {
         for (k, v) in env {
             command.env(k, v.replace("{dir}", dir.to_str().unwrap()));
         }
-        let mut child = command
-            .args(["run", "--config"])
+        command
+            .args([verb, "--config"])
             .arg(dir.join("receiver.toml"))
             .env("RUST_LOG", "info")
             .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
+            .stdout(Stdio::null());
+        customize(&mut command);
+        let mut child = command.spawn().unwrap();
         let stderr = child.stderr.take().unwrap();
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
@@ -113,6 +136,7 @@ impl Daemon {
             lines,
             seen: Vec::new(),
             claimed: Default::default(),
+            http: None,
         }
     }
 
@@ -156,9 +180,14 @@ impl Daemon {
 
     /// The local HTTP port's address (from its `http listening` line).
     pub fn http_addr(&mut self) -> String {
+        if let Some(http) = &self.http {
+            return http.clone();
+        }
         let line = self.wait_for("http listening", Duration::from_secs(10));
         let local = line.split("local=").nth(1).expect("local= in the line");
-        local.split_whitespace().next().unwrap().to_string()
+        let http = local.split_whitespace().next().unwrap().to_string();
+        self.http = Some(http.clone());
+        http
     }
 
     /// The UDP address a link bound (from its `listening` line).
@@ -419,4 +448,132 @@ impl AsRef<std::ffi::OsStr> for Scratch {
         let path: &std::path::Path = self;
         path.as_os_str()
     }
+}
+
+/// One Server-Sent Event as a client sees it.
+#[derive(Debug, Clone, Default)]
+pub struct SseEvent {
+    pub id: Option<String>,
+    /// `None` for the default (`message`) type.
+    pub event: Option<String>,
+    pub data: String,
+}
+
+impl SseEvent {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.data).unwrap_or_else(|e| panic!("{e}: {}", self.data))
+    }
+}
+
+/// An `/events` client: its events on a channel (comments skipped), and the stream, so the
+/// test can hang up. `connected` is received once the response head and the opening comment
+/// have arrived, so events sent after it reach this client.
+pub struct SseClient {
+    pub events: mpsc::Receiver<SseEvent>,
+    pub stream: std::net::TcpStream,
+}
+
+impl SseClient {
+    pub fn connect(addr: &str, last_event_id: Option<&str>) -> SseClient {
+        use std::io::Write;
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        let resume = last_event_id
+            .map(|id| format!("Last-Event-ID: {id}\r\n"))
+            .unwrap_or_default();
+        write!(
+            stream,
+            "GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n{resume}\r\n"
+        )
+        .unwrap();
+        let reader = stream.try_clone().unwrap();
+        let (tx, events) = mpsc::channel();
+        let (opened_tx, opened) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut current = SseEvent::default();
+            for line in BufReader::new(reader).lines().map_while(Result::ok) {
+                // The body is chunked: chunk-size lines are hex digits alone, and the blank line
+                // ending each event arrives as an empty line.
+                let line = line.trim_end_matches('\r');
+                if line.starts_with(": foxborne-receiver events") {
+                    let _ = opened_tx.send(());
+                } else if let Some(v) = line.strip_prefix("id: ").or(line.strip_prefix("id:")) {
+                    current.id = Some(v.to_string());
+                } else if let Some(v) = line.strip_prefix("event: ").or(line.strip_prefix("event:"))
+                {
+                    current.event = Some(v.to_string());
+                } else if let Some(v) = line.strip_prefix("data: ").or(line.strip_prefix("data:")) {
+                    current.data = v.to_string();
+                } else if line.is_empty()
+                    && !current.data.is_empty()
+                    && tx.send(std::mem::take(&mut current)).is_err()
+                {
+                    break;
+                }
+            }
+        });
+        opened
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the /events stream did not open");
+        SseClient { events, stream }
+    }
+
+    /// The next event satisfying `wanted`, skipping others; panics after `timeout`.
+    pub fn next(&self, timeout: Duration, wanted: impl Fn(&SseEvent) -> bool) -> SseEvent {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.events.recv_timeout(left) {
+                Ok(e) if wanted(&e) => return e,
+                Ok(_) => {}
+                Err(e) => panic!("no wanted /events event within {timeout:?} ({e})"),
+            }
+        }
+    }
+
+    pub fn hang_up(self) {
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+/// One raw HTTP exchange: `request` as written, the whole response as read until the server
+/// closes (or 10 s pass).
+pub fn http_raw(addr: &str, request: &[u8]) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream.write_all(request).unwrap();
+    let mut bytes = Vec::new();
+    let _ = stream.read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The status code of a raw HTTP response.
+pub fn status_code(response: &str) -> u16 {
+    response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP response: {response:?}"))
+}
+
+/// A process's CPU time so far (user + system), from /proc.
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let f: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    (f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap()) / 100.0
+}
+
+/// Raises this process's open-file limit to its hard limit (tests that hold many sockets).
+pub fn raise_own_nofile() -> u64 {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let (_, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
+    setrlimit(Resource::RLIMIT_NOFILE, hard, hard).unwrap();
+    hard
 }

@@ -6,7 +6,7 @@ usage: check_metrics.py fetch HTTP_ADDR OUT      wait until the receipt counters
                                                  message must equal the receive log's lines
 """
 import collections, json, sys, time, urllib.request
-from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 
 def families(text):
@@ -36,12 +36,25 @@ def fetch(addr, out):
 def check(metrics, logs):
     text = open(metrics).read()
     fams = families(text)  # raises on anything that is not valid exposition format
-    want = {"foxborne_receipts", "foxborne_rejects", "foxborne_sequence_lost", "foxborne_open_gaps",
-            "foxborne_lines_written", "foxborne_bytes_written", "foxborne_dropped", "foxborne_write_lag_seconds",
-            "foxborne_link_up", "foxborne_link_bytes"}
+    want = {"foxborne_build", "foxborne_receipts", "foxborne_rejects", "foxborne_sequence_lost",
+            "foxborne_open_gaps", "foxborne_lines_written", "foxborne_written_bytes", "foxborne_lines_dropped",
+            "foxborne_write_lag_seconds", "foxborne_link_up", "foxborne_link_received_bytes",
+            "foxborne_latency_seconds", "foxborne_http_connections", "foxborne_event_clients"}
     missing = want - set(fams)
     problems = [f"missing metric family {m}" for m in sorted(missing)]
     by_metrics = collections.Counter()
+    latency = fams.get("foxborne_latency_seconds")
+    if latency is None or latency.type != "histogram" or latency.unit != "seconds":
+        problems.append(f"foxborne_latency_seconds is not a histogram in seconds: {latency}")
+    else:
+        counts = [s for s in latency.samples if s.name == "foxborne_latency_seconds_count"]
+        if not counts or not all(s.value > 0 for s in counts):
+            problems.append(f"no latency samples: {counts}")
+        for s in latency.samples:
+            if s.name == "foxborne_latency_seconds_bucket" and s.labels["le"] != "+Inf" and float(s.labels["le"]) > 60:
+                problems.append(f"a latency bucket bound is not in seconds: {s}")
+    if fams["foxborne_build"].type != "info":
+        problems.append("foxborne_build is not an info metric")
     for s in fams["foxborne_receipts"].samples:
         if s.name == "foxborne_receipts_total":
             by_metrics[(s.labels["link"], int(s.labels["sysid"]), s.labels["msg"])] += int(s.value)

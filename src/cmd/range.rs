@@ -1,0 +1,25 @@
+//! `range`: the whole range's view, from every site's receipts in NATS JetStream (see
+//! `crate::range`). Its config has `data_dir`, `[range] nats_url`, `[gap]`, `[http]` and
+//! `[[webhook]]`; a bad one exits 78 naming the key.
+
+use crate::config::range::RangeConfig;
+use anyhow::Context;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct RangeArgs {
+    /// The range config (TOML): data_dir, [range] nats_url and name, [gap], [http], webhooks.
+    #[arg(long, default_value = "/etc/foxborne-receiver/range.toml")]
+    pub config: PathBuf,
+}
+
+pub fn run(args: RangeArgs) -> anyhow::Result<u8> {
+    let config = RangeConfig::load(&args.config)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the runtime")?;
+    runtime.block_on(crate::range::run(config))?;
+    Ok(0)
+}

@@ -1,0 +1,65 @@
+//! The `range` verb's config: `data_dir`, `[range]` (the NATS server, the consumer's name),
+//! `[gap]`, `[http]`, `[[webhook]]`, validated as the receiver's own keys are.
+
+use super::raw::RawRangeConfig;
+use super::{
+    gap_settings, http_settings, publish, ranges, webhook, ConfigError, GapSettings, HttpSettings,
+    WebhookSettings,
+};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RangeConfig {
+    #[serde(rename = "config")]
+    pub file: PathBuf,
+    pub data_dir: PathBuf,
+    pub fsync_interval_s: f64,
+    pub nats_url: String,
+    pub creds_file: Option<PathBuf>,
+    /// The durable consumer's name (`range-<name>`), so a restart resumes where it stopped.
+    pub name: String,
+    pub gap: GapSettings,
+    pub http: HttpSettings,
+    #[serde(rename = "webhook")]
+    pub webhooks: Vec<WebhookSettings>,
+}
+
+impl RangeConfig {
+    pub fn load(path: &Path) -> Result<RangeConfig, ConfigError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            file: file.clone(),
+            source,
+        })?;
+        let raw: RawRangeConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            file: file.clone(),
+            message: e.message().to_string(),
+        })?;
+        let invalid = |key: &str, reason: String| ConfigError::Invalid {
+            file: file.clone(),
+            key: key.to_string(),
+            reason,
+        };
+        ranges::check("fsync_interval_s", raw.fsync_interval_s)
+            .map_err(|r| invalid("fsync_interval_s", r))?;
+        publish::check_nats_url(&raw.range.nats_url).map_err(|r| invalid("range.nats_url", r))?;
+        let name = raw.range.name.clone().unwrap_or_else(|| "range".into());
+        publish::check_site(&name).map_err(|r| invalid("range.name", r))?;
+        Ok(RangeConfig {
+            file: path.to_path_buf(),
+            data_dir: raw.data_dir,
+            fsync_interval_s: raw.fsync_interval_s,
+            nats_url: raw.range.nats_url,
+            creds_file: raw.range.creds_file,
+            name,
+            gap: gap_settings(&raw.gap, &invalid)?,
+            http: http_settings(&raw.http, &invalid)?,
+            webhooks: webhook::parse_webhooks(&raw.webhook.0, &invalid)?,
+        })
+    }
+
+    pub fn effective(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("the config serialises")
+    }
+}

@@ -1,0 +1,349 @@
+//! `[publish]`: this site's receive log and events, line for line, to NATS JetStream. The local
+//! files stay the source of truth: the publisher follows them ([`follow`]) from a cursor it
+//! persists under `<data_dir>/publish/`, and moves the cursor only past lines JetStream has
+//! acknowledged. Each message carries a `Nats-Msg-Id` made of the site, the file and the byte
+//! offset, the same after any restart, so a line published twice (an ack lost in an outage) is
+//! dropped by the stream's dedupe window: exactly once in the stream. Receiving and alerting
+//! never wait for NATS; while it is away the cursor waits and the files hold everything.
+//!
+//! Streams (created when missing, file storage): `FOXBORNE_RECEIPTS` with subjects
+//! `foxborne.receipts.<site>.<sysid>`, `FOXBORNE_EVENTS` with `foxborne.events.<site>.<kind>`.
+
+pub mod follow;
+
+use crate::config::PublishSettings;
+use follow::{Cursor, Follower, Line};
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+
+pub const RECEIPTS_STREAM: &str = "FOXBORNE_RECEIPTS";
+pub const EVENTS_STREAM: &str = "FOXBORNE_EVENTS";
+/// Publishes awaiting their ack at once, per stream.
+const MAX_IN_FLIGHT: usize = 256;
+/// How long JetStream remembers message ids: a redelivery within it is dropped.
+const DEDUPE_WINDOW: Duration = Duration::from_secs(3600);
+/// How often the follower looks for new lines when it has caught up.
+const POLL: Duration = Duration::from_millis(100);
+
+/// How long the streams keep messages when the `range` creates them first.
+pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(30 * 86_400);
+
+/// A stream as the sites and the range create it when it is missing: file storage, `max_age`,
+/// the dedupe window, subjects `foxborne.<receipts|events>.>`.
+pub fn stream_config(name: &str, max_age: Duration) -> async_nats::jetstream::stream::Config {
+    let subjects = if name == RECEIPTS_STREAM {
+        "foxborne.receipts.>"
+    } else {
+        "foxborne.events.>"
+    };
+    async_nats::jetstream::stream::Config {
+        name: name.to_string(),
+        subjects: vec![subjects.to_string()],
+        storage: async_nats::jetstream::stream::StorageType::File,
+        max_age,
+        duplicate_window: DEDUPE_WINDOW,
+        ..Default::default()
+    }
+}
+
+/// One stream's counters, for `/status` and `/metrics`.
+#[derive(Debug, Default)]
+pub struct StreamStats {
+    pub published: AtomicU64,
+    pub acked: AtomicU64,
+    pub pending_bytes: AtomicU64,
+    pub failures: AtomicU64,
+    /// UTC ns of the last ack (0: none yet).
+    pub last_ack_utc_ns: AtomicI64,
+}
+
+#[derive(Debug, Default)]
+pub struct PublishStats {
+    pub site: String,
+    pub connected: AtomicBool,
+    pub receipts: StreamStats,
+    pub events: StreamStats,
+}
+
+/// What one followed file set is published as.
+#[derive(Clone, Copy)]
+enum Kind {
+    Receipts,
+    Events,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Receipts => "receipts",
+            Kind::Events => "events",
+        }
+    }
+
+    /// The subject for a line: by sysid for receipts, by kind for events.
+    fn subject(self, site: &str, line: &[u8]) -> Option<String> {
+        #[derive(serde::Deserialize)]
+        struct Key {
+            sysid: Option<u8>,
+            kind: Option<String>,
+        }
+        let key: Key = serde_json::from_slice(line).ok()?;
+        match self {
+            Kind::Receipts => Some(format!("foxborne.receipts.{site}.{}", key.sysid?)),
+            Kind::Events => {
+                let kind = key.kind?;
+                kind.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    .then(|| format!("foxborne.events.{site}.{kind}"))
+            }
+        }
+    }
+}
+
+/// The message id of a line: stable across restarts, unique across sites and files.
+pub fn message_id(site: &str, kind: &str, line: &Line) -> String {
+    format!("{site}/{kind}/{}/{}", line.file, line.offset)
+}
+
+pub fn spawn(
+    settings: PublishSettings,
+    data_dir: PathBuf,
+    stats: Arc<PublishStats>,
+    shutdown: watch::Receiver<bool>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(run(settings, data_dir, stats, shutdown))
+}
+
+async fn run(
+    settings: PublishSettings,
+    data_dir: PathBuf,
+    stats: Arc<PublishStats>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let state_dir = data_dir.join("publish");
+    if let Err(e) = std::fs::create_dir_all(&state_dir) {
+        tracing::error!(error = %e, dir = %state_dir.display(), "publish: cannot create the cursor folder; not publishing");
+        return;
+    }
+    let client = tokio::select! {
+        _ = shutdown.wait_for(|stop| *stop) => return,
+        client = connect(&settings, stats.clone()) => client,
+    };
+    let Some(client) = client else { return };
+    let js = async_nats::jetstream::new(client);
+    let max_age = Duration::from_secs_f64(settings.max_age_days * 86_400.0);
+    let mut backoff = Duration::from_millis(200);
+    for name in [RECEIPTS_STREAM, EVENTS_STREAM] {
+        loop {
+            match js.get_or_create_stream(stream_config(name, max_age)).await {
+                Ok(_) => break,
+                Err(e) => {
+                    tracing::warn!(stream = name, error = %e, "publish: cannot create or find the stream; retrying");
+                    tokio::select! {
+                        _ = shutdown.wait_for(|stop| *stop) => return,
+                        _ = tokio::time::sleep(backoff) => {}
+                    }
+                    backoff = (backoff * 2).min(Duration::from_secs(5));
+                }
+            }
+        }
+    }
+    tracing::info!(site = %settings.site, "publishing the receive log and events to NATS JetStream");
+    let receipts = tokio::spawn(pump(
+        js.clone(),
+        settings.site.clone(),
+        Kind::Receipts,
+        data_dir.join("receive"),
+        state_dir.join("receipts.cursor"),
+        stats.clone(),
+        shutdown.clone(),
+    ));
+    let events = tokio::spawn(pump(
+        js,
+        settings.site.clone(),
+        Kind::Events,
+        data_dir.join("events"),
+        state_dir.join("events.cursor"),
+        stats,
+        shutdown,
+    ));
+    let _ = tokio::join!(receipts, events);
+}
+
+async fn connect(
+    settings: &PublishSettings,
+    stats: Arc<PublishStats>,
+) -> Option<async_nats::Client> {
+    let url = settings.nats_url.clone();
+    let mut options = async_nats::ConnectOptions::new()
+        .name(format!("foxborne-receiver {}", settings.site))
+        .retry_on_initial_connect()
+        .event_callback(move |event| {
+            let stats = stats.clone();
+            async move {
+                match event {
+                    async_nats::Event::Connected => {
+                        stats.connected.store(true, Ordering::Relaxed);
+                        tracing::info!("publish: connected to NATS");
+                    }
+                    async_nats::Event::Disconnected => {
+                        stats.connected.store(false, Ordering::Relaxed);
+                        tracing::warn!("publish: NATS connection lost; the files keep everything and publishing resumes where it stopped");
+                    }
+                    other => tracing::debug!(event = %other, "publish: NATS"),
+                }
+            }
+        });
+    if let Some(creds) = &settings.creds_file {
+        options = match options.credentials_file(creds).await {
+            Ok(o) => o,
+            Err(e) => {
+                tracing::error!(error = %e, file = %creds.display(), "publish: cannot read the NATS credentials; not publishing");
+                return None;
+            }
+        };
+    }
+    match options.connect(url.as_str()).await {
+        Ok(client) => Some(client),
+        Err(e) => {
+            tracing::error!(error = %e, url = %url, "publish: cannot connect to NATS; not publishing");
+            None
+        }
+    }
+}
+
+/// Publishes one file set from its persisted cursor, forever (until shutdown).
+async fn pump(
+    js: async_nats::jetstream::Context,
+    site: String,
+    kind: Kind,
+    root: PathBuf,
+    cursor_file: PathBuf,
+    stats: Arc<PublishStats>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let counters = match kind {
+        Kind::Receipts => &stats.receipts,
+        Kind::Events => &stats.events,
+    };
+    let mut acked = follow::load_cursor(&cursor_file);
+    let mut saved = acked.clone();
+    let mut follower = Follower::new(&root, "jsonl", acked.clone());
+    let mut backoff = Duration::from_millis(200);
+    loop {
+        if *shutdown.borrow() {
+            break;
+        }
+        counters
+            .pending_bytes
+            .store(follower.pending_bytes(), Ordering::Relaxed);
+        let lines = match tokio::task::block_in_place(|| follower.read(MAX_IN_FLIGHT, 4 << 20)) {
+            Ok(lines) => lines,
+            Err(e) => {
+                tracing::warn!(error = %e, root = %root.display(), "publish: cannot read the files");
+                Vec::new()
+            }
+        };
+        if lines.is_empty() {
+            if saved != acked {
+                persist(&cursor_file, &acked);
+                saved = acked.clone();
+            }
+            tokio::select! {
+                _ = shutdown.wait_for(|stop| *stop) => break,
+                _ = tokio::time::sleep(POLL) => continue,
+            }
+        }
+        match publish_batch(&js, &site, kind, &lines, counters).await {
+            Ok(()) => {
+                acked = lines.last().map(Line::end).unwrap_or(acked);
+                backoff = Duration::from_millis(200);
+                persist(&cursor_file, &acked);
+                saved = acked.clone();
+            }
+            Err(e) => {
+                counters.failures.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(stream = kind.name(), error = %e, "publish: batch not acknowledged; retrying from the last acknowledged line");
+                follower.rewind(acked.clone());
+                tokio::select! {
+                    _ = shutdown.wait_for(|stop| *stop) => break,
+                    _ = tokio::time::sleep(backoff) => {}
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+            }
+        }
+    }
+    persist(&cursor_file, &acked);
+}
+
+/// Sends every line, then awaits every ack in order: all acknowledged, or an error.
+async fn publish_batch(
+    js: &async_nats::jetstream::Context,
+    site: &str,
+    kind: Kind,
+    lines: &[Line],
+    counters: &StreamStats,
+) -> Result<(), String> {
+    let mut in_flight = VecDeque::with_capacity(lines.len());
+    for line in lines {
+        let Some(subject) = kind.subject(site, &line.text) else {
+            tracing::warn!(file = %line.file, offset = line.offset, "publish: a line without sysid/kind is not published");
+            continue;
+        };
+        let publish = async_nats::jetstream::context::Publish::build()
+            .payload(line.text.clone().into())
+            .message_id(message_id(site, kind.name(), line));
+        let ack = js
+            .send_publish(subject, publish)
+            .await
+            .map_err(|e| e.to_string())?;
+        counters.published.fetch_add(1, Ordering::Relaxed);
+        in_flight.push_back(ack);
+    }
+    while let Some(ack) = in_flight.pop_front() {
+        ack.await.map_err(|e| e.to_string())?;
+        counters.acked.fetch_add(1, Ordering::Relaxed);
+        counters
+            .last_ack_utc_ns
+            .store(crate::daemon::clock::utc_ns(), Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+fn persist(path: &Path, cursor: &Cursor) {
+    if let Err(e) = follow::save_cursor(path, cursor) {
+        tracing::warn!(error = %e, file = %path.display(), "publish: cannot save the cursor");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subjects_and_ids() {
+        assert_eq!(
+            Kind::Receipts.subject("north", br#"{"recv_utc":"x","sysid":42,"msg":"HEARTBEAT"}"#),
+            Some("foxborne.receipts.north.42".into())
+        );
+        assert_eq!(
+            Kind::Events.subject("north", br#"{"utc":"x","kind":"telemetry_gap","sysid":4}"#),
+            Some("foxborne.events.north.telemetry_gap".into())
+        );
+        assert_eq!(Kind::Events.subject("north", br#"{"kind":"a.b"}"#), None);
+        assert_eq!(Kind::Receipts.subject("north", b"not json"), None);
+        let line = Line {
+            file: "2026-12-01/receive-20261201T000000Z.jsonl".into(),
+            offset: 1234,
+            text: Vec::new(),
+        };
+        assert_eq!(
+            message_id("north", "receipts", &line),
+            "north/receipts/2026-12-01/receive-20261201T000000Z.jsonl/1234"
+        );
+    }
+}

@@ -1,0 +1,138 @@
+//! The range's judgement, pure: receipts from every site (as the sites published them) go into
+//! one gap detector per system id, each site standing for a link, so a vehicle heard by any site
+//! is not in a gap. Its events are the receiver's own telemetry_gap events with `scope: "range"`
+//! and the `sites` that have heard the vehicle. While the consumer is catching up on a backlog,
+//! time is the receipts' own (as `analyze` replays a log); once caught up, the caller's clock.
+
+use crate::monitor::event::GapEvent;
+use crate::monitor::{parse_utc_ns, Event, GapConfig, GapDetector};
+
+/// The part of a receipt line the range reads.
+#[derive(Debug, serde::Deserialize)]
+pub struct ReceiptHead {
+    pub recv_utc: String,
+    pub sysid: u8,
+    pub msg: String,
+}
+
+pub struct RangeJudge {
+    detector: GapDetector,
+    /// The latest receipt time seen (the clock while catching up).
+    latest_ns: i64,
+}
+
+/// The site of a receipt subject `foxborne.receipts.<site>.<sysid>`.
+pub fn site_of(subject: &str) -> Option<&str> {
+    let mut tokens = subject.split('.');
+    match (tokens.next(), tokens.next(), tokens.next()) {
+        (Some("foxborne"), Some("receipts"), Some(site)) if !site.is_empty() => Some(site),
+        _ => None,
+    }
+}
+
+impl RangeJudge {
+    pub fn new(config: GapConfig, start_ns: i64) -> RangeJudge {
+        RangeJudge {
+            detector: GapDetector::new(config, start_ns),
+            latest_ns: start_ns,
+        }
+    }
+
+    /// One receipt from `site`. `now_ns` is the caller's clock when caught up, `None` while
+    /// catching up on a backlog.
+    pub fn receipt(&mut self, site: &str, line: &[u8], now_ns: Option<i64>) -> Vec<GapEvent> {
+        let Ok(head) = serde_json::from_slice::<ReceiptHead>(line) else {
+            return Vec::new();
+        };
+        let Some(recv_ns) = parse_utc_ns(&head.recv_utc) else {
+            return Vec::new();
+        };
+        self.latest_ns = self.latest_ns.max(recv_ns);
+        let mut events = self.detector.poll(now_ns.unwrap_or(self.latest_ns));
+        if head.msg == "HEARTBEAT" {
+            events.extend(self.detector.on_heartbeat(head.sysid, site, recv_ns));
+        }
+        events
+    }
+
+    /// What falls due at `now_ns` (the live timer).
+    pub fn poll(&mut self, now_ns: i64) -> Vec<GapEvent> {
+        self.detector.poll(now_ns)
+    }
+
+    pub fn next_deadline(&self) -> Option<i64> {
+        self.detector.next_deadline()
+    }
+
+    pub fn detector(&self) -> &GapDetector {
+        &self.detector
+    }
+}
+
+/// The range's JSON line for a gap event: the receiver's keys, then `scope` and `sites`.
+pub fn range_line(gap: &GapEvent) -> String {
+    let mut value = serde_json::to_value(Event::from(gap.clone())).expect("an event serialises");
+    if let Some(object) = value.as_object_mut() {
+        object.insert("scope".into(), "range".into());
+        object.insert("sites".into(), serde_json::json!(gap.links));
+    }
+    value.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::monitor::event::GapState;
+
+    const S: i64 = 1_000_000_000;
+    const T0: i64 = 1_764_547_200 * S;
+
+    fn hb(t_ns: i64, sysid: u8) -> Vec<u8> {
+        format!(
+            r#"{{"recv_utc":"{}","sysid":{sysid},"compid":1,"msg":"HEARTBEAT"}}"#,
+            crate::monitor::format_utc_ms(t_ns)
+        )
+        .into_bytes()
+    }
+
+    #[test]
+    fn a_vehicle_heard_by_any_site_is_not_in_a_gap() {
+        let mut judge = RangeJudge::new(GapConfig::with_threshold_s(3.0), T0);
+        // 41 at 1 Hz: both sites for 5 s, then only "south".
+        for k in 0..20 {
+            let t = T0 + k * S;
+            if k < 5 {
+                assert!(judge.receipt("north", &hb(t, 41), Some(t)).is_empty());
+            }
+            assert!(
+                judge.receipt("south", &hb(t, 41), Some(t)).is_empty(),
+                "{k}"
+            );
+        }
+        // Then silent everywhere: one gap, naming both sites.
+        let opened = judge.poll(T0 + 25 * S);
+        assert_eq!(opened.len(), 1);
+        assert_eq!(opened[0].state, GapState::Open);
+        let line: serde_json::Value = serde_json::from_str(&range_line(&opened[0])).unwrap();
+        assert_eq!(line["scope"], "range");
+        assert_eq!(line["sites"], serde_json::json!(["north", "south"]));
+        assert_eq!(line["kind"], "telemetry_gap");
+        assert_eq!(line["sysid"], 41);
+    }
+
+    #[test]
+    fn a_backlog_is_judged_on_its_own_times() {
+        let mut judge = RangeJudge::new(GapConfig::with_threshold_s(3.0), T0);
+        // Catching up (no clock): receipts 1 s apart raise nothing even if "now" is far later.
+        for k in 0..10 {
+            assert!(judge.receipt("north", &hb(T0 + k * S, 7), None).is_empty());
+        }
+        // A real 6 s hole in the backlog is a gap, opened and closed at the recorded times.
+        let events = judge.receipt("north", &hb(T0 + 15 * S, 7), None);
+        let states: Vec<GapState> = events.iter().map(|e| e.state).collect();
+        assert_eq!(states, [GapState::Open, GapState::Closed]);
+        assert!((events[1].gap_s.unwrap() - 6.0).abs() < 1e-9);
+        assert_eq!(site_of("foxborne.receipts.north.7"), Some("north"));
+        assert_eq!(site_of("foxborne.events.north.link"), None);
+    }
+}

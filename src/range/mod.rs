@@ -1,0 +1,250 @@
+//! `range`: one view of the whole range. A durable JetStream consumer reads every site's
+//! receipts (`foxborne.receipts.>`); [`judge::RangeJudge`] decides, per system id across sites,
+//! whether a vehicle is silent; its events (`scope: "range"`, with `sites`) go to the range's own
+//! events file, the journal, `/events` and the webhooks, as the receiver's do, and `/status`
+//! shows the vehicles. The consumer is acknowledged as receipts are judged, so a restart resumes
+//! where it stopped without re-alerting what was already alerted.
+
+pub mod judge;
+
+use crate::config::range::RangeConfig;
+use crate::daemon::clock;
+use crate::daemon::events::EventSink;
+use crate::http::event_log::{EventLog, RING_EVENTS};
+use crate::http::{access::AccessPolicy, AppState, HttpCounters};
+use crate::monitor::event::{ReceiverKind, ReceiverState};
+use crate::monitor::{format_utc_ms, Event, ReceiverEvent, UtcTime};
+use crate::sink::rotating::Framing;
+use crate::sink::webhook::Webhook;
+use crate::sink::{spawn_writer, RotatingFile};
+use crate::status::{StatusSnapshot, VehicleSnapshot};
+use anyhow::Context;
+use futures_util::StreamExt;
+use judge::{range_line, site_of, RangeJudge};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::signal::unix::{signal, SignalKind};
+use tokio::sync::watch;
+
+const HOUSEKEEPING: Duration = Duration::from_millis(500);
+const WEBHOOK_STOP_BUDGET: Duration = Duration::from_secs(10);
+
+pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
+    let started_ns = clock::utc_ns();
+    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+
+    let listener = tokio::net::TcpListener::bind(config.http.listen)
+        .await
+        .with_context(|| format!("http.listen: cannot listen on {}", config.http.listen))?;
+    let local = listener
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    let cap = crate::http::server::connection_cap(
+        config.http.max_connections,
+        crate::http::server::raise_nofile_limit(),
+    );
+    tracing::info!(local = %local, "http listening (/events /status /metrics /healthz)");
+    let event_log = Arc::new(EventLog::new(
+        format!("{:x}", started_ns / 1_000),
+        RING_EVENTS,
+    ));
+    let counters = Arc::new(HttpCounters::default());
+    let (published, status) = watch::channel(Arc::new(StatusSnapshot::default()));
+    let app = crate::http::router(AppState {
+        events: event_log.clone(),
+        status,
+        access: Arc::new(AccessPolicy::new(
+            config.http.listen,
+            config.http.token.clone(),
+        )),
+        counters: counters.clone(),
+        publish: None,
+        shutdown: shutdown_rx.clone(),
+    });
+    let http_task = tokio::spawn(crate::http::server::serve(
+        listener,
+        app,
+        cap,
+        counters,
+        shutdown_rx.clone(),
+    ));
+
+    let events_dir = config.data_dir.join("events");
+    std::fs::create_dir_all(&events_dir)
+        .with_context(|| format!("cannot create {}", events_dir.display()))?;
+    let file = spawn_writer(
+        "events",
+        RotatingFile::new(
+            &events_dir,
+            "range-events",
+            "jsonl",
+            256 << 20,
+            Framing::Lines,
+        ),
+        Duration::from_secs_f64(config.fsync_interval_s),
+        64 << 20,
+        clock::utc_ns,
+    )?;
+    let webhooks = config
+        .webhooks
+        .iter()
+        .map(Webhook::spawn)
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let sink = EventSink {
+        file,
+        sse: event_log,
+        webhooks,
+    };
+    sink.emit(&Event::from(ReceiverEvent {
+        utc: UtcTime(started_ns),
+        kind: ReceiverKind,
+        state: ReceiverState::Start,
+        version: Some(env!("CARGO_PKG_VERSION").to_string()),
+        message: Some(format!("range {} from {}", config.name, config.nats_url)),
+        detail: Some(config.effective()),
+    }));
+
+    let mut options = async_nats::ConnectOptions::new()
+        .name(format!("foxborne-receiver range {}", config.name))
+        .retry_on_initial_connect();
+    if let Some(creds) = &config.creds_file {
+        options = options
+            .credentials_file(creds)
+            .await
+            .with_context(|| format!("range.creds_file: {}", creds.display()))?;
+    }
+    let client = options
+        .connect(config.nats_url.as_str())
+        .await
+        .with_context(|| format!("range.nats_url: cannot connect to {}", config.nats_url))?;
+    let js = async_nats::jetstream::new(client);
+    let stream = js
+        .get_or_create_stream(crate::publish::stream_config(
+            crate::publish::RECEIPTS_STREAM,
+            crate::publish::DEFAULT_MAX_AGE,
+        ))
+        .await
+        .map_err(|e| anyhow::anyhow!("the {} stream: {e}", crate::publish::RECEIPTS_STREAM))?;
+    let durable = format!("range-{}", config.name);
+    let consumer = stream
+        .get_or_create_consumer(
+            &durable,
+            async_nats::jetstream::consumer::pull::Config {
+                durable_name: Some(durable.clone()),
+                filter_subject: "foxborne.receipts.>".into(),
+                ack_policy: async_nats::jetstream::consumer::AckPolicy::All,
+                ..Default::default()
+            },
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!("the range consumer {durable}: {e}"))?;
+    let mut messages = consumer
+        .messages()
+        .await
+        .map_err(|e| anyhow::anyhow!("the range consumer {durable}: {e}"))?;
+
+    let mut gap = crate::monitor::GapConfig::with_threshold_s(config.gap.threshold_s);
+    gap.ignore_sysids = config.gap.ignore_sysids.iter().copied().collect();
+    gap.vehicles = config.gap.vehicles.clone();
+    let mut judge = RangeJudge::new(gap, started_ns);
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sigint = signal(SignalKind::interrupt())?;
+    let mut housekeeping = tokio::time::interval(HOUSEKEEPING);
+    let mut unacked: Option<async_nats::jetstream::Message> = None;
+    let mut caught_up = true;
+    tracing::info!(consumer = %durable, nats = %config.nats_url, "range started");
+    crate::daemon::notify::Notifier::from_env().ready();
+    let emit = |sink: &EventSink, gaps: Vec<crate::monitor::event::GapEvent>| {
+        for gap in gaps {
+            let line = range_line(&gap);
+            sink.emit_line(&Event::from(gap), line);
+        }
+    };
+    loop {
+        let until_due = judge
+            .next_deadline()
+            .map(|due| Duration::from_nanos((due - clock::utc_ns()).max(0) as u64));
+        tokio::select! {
+            _ = sigterm.recv() => break,
+            _ = sigint.recv() => break,
+            _ = tokio::time::sleep(until_due.unwrap_or(HOUSEKEEPING)), if caught_up && until_due.is_some() => {
+                emit(&sink, judge.poll(clock::utc_ns()));
+            }
+            _ = housekeeping.tick() => {
+                if let Some(message) = unacked.take() {
+                    if let Err(e) = message.ack().await {
+                        tracing::warn!(error = %e, "range: cannot acknowledge; the receipts since the last ack will be judged again after a restart");
+                    }
+                }
+                published.send_replace(Arc::new(snapshot(&judge, started_ns)));
+            }
+            next = messages.next() => match next {
+                Some(Ok(message)) => {
+                    let Some(site) = site_of(&message.subject).map(str::to_string) else {
+                        continue;
+                    };
+                    caught_up = message.info().map(|i| i.pending == 0).unwrap_or(true);
+                    let now = caught_up.then(clock::utc_ns);
+                    emit(&sink, judge.receipt(&site, &message.payload, now));
+                    unacked = Some(message);
+                }
+                Some(Err(e)) => tracing::warn!(error = %e, "range: consumer"),
+                None => {
+                    tracing::error!("range: the consumer ended");
+                    break;
+                }
+            },
+        }
+    }
+    tracing::info!("range stopping");
+    if let Some(message) = unacked.take() {
+        let _ = message.ack().await;
+    }
+    let _ = shutdown_tx.send(true);
+    let _ = http_task.await;
+    sink.emit(&Event::from(ReceiverEvent {
+        utc: UtcTime(clock::utc_ns()),
+        kind: ReceiverKind,
+        state: ReceiverState::Stop,
+        version: Some(env!("CARGO_PKG_VERSION").to_string()),
+        message: None,
+        detail: None,
+    }));
+    for hook in sink.webhooks {
+        hook.finish(WEBHOOK_STOP_BUDGET).await;
+    }
+    let file = sink.file;
+    tokio::task::spawn_blocking(move || file.close()).await?;
+    Ok(())
+}
+
+/// The range's vehicles for `/status` (and the board).
+fn snapshot(judge: &RangeJudge, started_ns: i64) -> StatusSnapshot {
+    let now = clock::utc_ns();
+    StatusSnapshot {
+        utc: format_utc_ms(now),
+        started_utc: format_utc_ms(started_ns),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        vehicles: judge
+            .detector()
+            .vehicles()
+            .into_iter()
+            .map(|v| VehicleSnapshot {
+                sysid: v.sysid,
+                name: v.name.clone(),
+                links: v.links.clone(),
+                last_heard_utc: v.last_recv_ns.map(format_utc_ms),
+                heartbeat_age_s: v.last_recv_ns.map(|t| (now - t) as f64 / 1e9),
+                expected_interval_s: v.expected_interval_ns as f64 / 1e9,
+                open_gap: v
+                    .open_gap
+                    .as_ref()
+                    .and_then(|g| serde_json::from_str(&range_line(g)).ok()),
+                ..Default::default()
+            })
+            .collect(),
+        open_gaps: judge.detector().open_gaps().len(),
+        ..Default::default()
+    }
+}

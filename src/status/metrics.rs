@@ -1,0 +1,512 @@
+//! `/metrics`: the status snapshot in the OpenMetrics text format, encoded by prometheus-client
+//! when scraped (pure: snapshot in, text out). Prometheus conventions: base units in the name
+//! (`foxborne_latency_seconds`, `_bytes`), counters end in `_total` and only grow (every one is
+//! a cumulative count since the daemon started), `foxborne_build_info` says what is running.
+
+use super::StatusSnapshot;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, NoLabelSet};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::info::Info;
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::{Registry, Unit};
+
+/// The content type of [`render`]'s text.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+type Labels = Vec<(&'static str, String)>;
+
+pub fn render(snapshot: &StatusSnapshot) -> String {
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(Snapshot(snapshot.clone())));
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry)
+        .expect("encoding into a String cannot fail");
+    text
+}
+
+#[derive(Debug)]
+struct Snapshot(StatusSnapshot);
+
+/// One family: its descriptor, then one sample per label set.
+fn family<M: EncodeMetric>(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    unit: Option<Unit>,
+    kind: MetricType,
+    samples: impl IntoIterator<Item = (Labels, M)>,
+) -> std::fmt::Result {
+    let mut metric = encoder.encode_descriptor(name, help, unit.as_ref(), kind)?;
+    for (labels, value) in samples {
+        if labels.is_empty() {
+            value.encode(metric)?;
+            return Ok(());
+        }
+        // prometheus-client writes label values as given: escape them as the format requires.
+        let escaped: Labels = labels.into_iter().map(|(k, v)| (k, escape(&v))).collect();
+        value.encode(metric.encode_family(&escaped)?)?;
+    }
+    Ok(())
+}
+
+fn escape(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+fn counter(value: u64) -> ConstCounter<u64> {
+    ConstCounter::new(value)
+}
+
+fn gauge(value: f64) -> ConstGauge<f64> {
+    ConstGauge::new(value)
+}
+
+/// A gauge that counts things, shown as an integer.
+fn level(value: u64) -> ConstGauge<i64> {
+    ConstGauge::new(i64::try_from(value).unwrap_or(i64::MAX))
+}
+
+impl prometheus_client::collector::Collector for Snapshot {
+    fn encode(&self, mut e: DescriptorEncoder) -> std::fmt::Result {
+        let s = &self.0;
+        let info = Info::new(vec![("version", s.version.clone())]);
+        info.encode(e.encode_descriptor(
+            "foxborne_build",
+            "The running foxborne-receiver.",
+            None,
+            info.metric_type(),
+        )?)?;
+        family(
+            &mut e,
+            "foxborne_receipts",
+            "Frames received and written as receipts, by link, system id and message.",
+            None,
+            MetricType::Counter,
+            s.receipts.iter().map(|r| {
+                (
+                    vec![
+                        ("link", r.link.clone()),
+                        ("sysid", r.sysid.to_string()),
+                        ("msg", r.msg.clone()),
+                    ],
+                    counter(r.count),
+                )
+            }),
+        )?;
+        family(
+            &mut e,
+            "foxborne_rejects",
+            "Frame candidates and byte runs that were not receipts, by link and reason.",
+            None,
+            MetricType::Counter,
+            s.links.iter().flat_map(|l| {
+                l.rejects.iter().map(|(reason, n)| {
+                    (
+                        vec![("link", l.name.clone()), ("reason", reason.clone())],
+                        counter(*n),
+                    )
+                })
+            }),
+        )?;
+        family(
+            &mut e,
+            "foxborne_receiver_dropped",
+            "Datagrams the receiver itself dropped, by link and reason (overload: the link's queue was full; kernel: the socket buffer overflowed).",
+            None,
+            MetricType::Counter,
+            s.links.iter().flat_map(|l| {
+                l.dropped.iter().map(|(reason, n)| {
+                    (
+                        vec![("link", l.name.clone()), ("reason", reason.clone())],
+                        counter(*n),
+                    )
+                })
+            }),
+        )?;
+        family(
+            &mut e,
+            "foxborne_link_received",
+            "Bytes received per link.",
+            Some(Unit::Bytes),
+            MetricType::Counter,
+            s.links
+                .iter()
+                .map(|l| (vec![("link", l.name.clone())], counter(l.bytes))),
+        )?;
+        family(
+            &mut e,
+            "foxborne_link_up",
+            "1 when the link is up, 0 when down.",
+            None,
+            MetricType::Gauge,
+            s.links.iter().map(|l| {
+                (
+                    vec![("link", l.name.clone())],
+                    level(u64::from(l.up.unwrap_or(true))),
+                )
+            }),
+        )?;
+        family(
+            &mut e,
+            "foxborne_sequence_lost",
+            "Frames missing from sequence numbers, by link and system id.",
+            None,
+            MetricType::Counter,
+            s.sequence_lost.iter().map(|l| {
+                (
+                    vec![("link", l.link.clone()), ("sysid", l.sysid.to_string())],
+                    counter(l.lost),
+                )
+            }),
+        )?;
+        family(
+            &mut e,
+            "foxborne_open_gaps",
+            "Systems with an open telemetry_gap.",
+            None,
+            MetricType::Gauge,
+            [(Labels::new(), level(s.open_gaps as u64))],
+        )?;
+        family(
+            &mut e,
+            "foxborne_heartbeat_age",
+            "Time since each system's last HEARTBEAT.",
+            Some(Unit::Seconds),
+            MetricType::Gauge,
+            s.vehicles.iter().filter_map(|v| {
+                let age = v.heartbeat_age_s?;
+                Some((vec![("sysid", v.sysid.to_string())], gauge(age)))
+            }),
+        )?;
+        {
+            let mut metric = e.encode_descriptor(
+                "foxborne_latency",
+                "One-way link latency from SYSTEM_TIME (receipt time minus the vehicle's time_unix_usec), every sample since start, by system id.",
+                Some(&Unit::Seconds),
+                MetricType::Histogram,
+            )?;
+            for v in &s.vehicles {
+                let Some(h) = &v.latency_histogram else {
+                    continue;
+                };
+                // The encoder takes per-bucket counts and the `+Inf` bucket as `f64::MAX`.
+                let mut below = 0;
+                let mut buckets: Vec<(f64, u64)> = h
+                    .buckets
+                    .iter()
+                    .map(|&(bound, cumulative)| {
+                        let n = cumulative - below;
+                        below = cumulative;
+                        (bound, n)
+                    })
+                    .collect();
+                buckets.push((f64::MAX, h.count - below));
+                let labels = vec![("sysid", v.sysid.to_string())];
+                metric
+                    .encode_family(&labels)?
+                    .encode_histogram::<NoLabelSet>(h.sum_s, h.count, &buckets, None)?;
+            }
+        }
+        family(
+            &mut e,
+            "foxborne_clock_offset",
+            "A vehicle clock plainly off UTC: the window's median of receipt minus vehicle time, by system id.",
+            Some(Unit::Seconds),
+            MetricType::Gauge,
+            s.vehicles.iter().filter_map(|v| {
+                let ms = v.clock_offset_ms?;
+                Some((vec![("sysid", v.sysid.to_string())], gauge(ms / 1e3)))
+            }),
+        )?;
+        let streams = |value: fn(&super::StreamSnapshot) -> u64| {
+            s.streams
+                .iter()
+                .map(move |w| (vec![("stream", w.name.clone())], counter(value(w))))
+        };
+        family(
+            &mut e,
+            "foxborne_lines_written",
+            "Lines (records) written, by stream.",
+            None,
+            MetricType::Counter,
+            streams(|w| w.lines_written),
+        )?;
+        family(
+            &mut e,
+            "foxborne_written",
+            "Bytes written, by stream.",
+            Some(Unit::Bytes),
+            MetricType::Counter,
+            streams(|w| w.bytes_written),
+        )?;
+        family(
+            &mut e,
+            "foxborne_lines_dropped",
+            "Records dropped because the disk did not keep up and the buffer was full, by stream.",
+            None,
+            MetricType::Counter,
+            streams(|w| w.dropped_lines),
+        )?;
+        family(
+            &mut e,
+            "foxborne_write_errors",
+            "Failed writes, by stream.",
+            None,
+            MetricType::Counter,
+            streams(|w| w.write_errors),
+        )?;
+        family(
+            &mut e,
+            "foxborne_write_lag",
+            "Receipt to write, for the last batch written, by stream.",
+            Some(Unit::Seconds),
+            MetricType::Gauge,
+            s.streams
+                .iter()
+                .map(|w| (vec![("stream", w.name.clone())], gauge(w.write_lag_s))),
+        )?;
+        family(
+            &mut e,
+            "foxborne_webhook_deliveries",
+            "Webhook deliveries by webhook and outcome (sent; dropped: given up, refused, or the queue was full; failed_attempt: one try that failed).",
+            None,
+            MetricType::Counter,
+            s.webhooks.iter().flat_map(|h| {
+                [
+                    ("sent", h.sent),
+                    ("dropped", h.dropped),
+                    ("failed_attempt", h.failed_attempts),
+                ]
+                .map(|(outcome, n)| {
+                    (
+                        vec![("webhook", h.name.clone()), ("outcome", outcome.to_string())],
+                        counter(n),
+                    )
+                })
+            }),
+        )?;
+        family(
+            &mut e,
+            "foxborne_webhook_pending",
+            "Events queued for a webhook and not yet delivered.",
+            None,
+            MetricType::Gauge,
+            s.webhooks
+                .iter()
+                .map(|h| (vec![("webhook", h.name.clone())], level(h.pending))),
+        )?;
+        if let Some(publish) = &s.publish {
+            let by_stream = |value: fn(&super::PublishStreamSnapshot) -> u64| {
+                publish
+                    .streams
+                    .iter()
+                    .map(move |p| (vec![("stream", p.name.clone())], counter(value(p))))
+            };
+            family(
+                &mut e,
+                "foxborne_published",
+                "Lines published to NATS JetStream, by stream (receipts, events).",
+                None,
+                MetricType::Counter,
+                by_stream(|p| p.published),
+            )?;
+            family(
+                &mut e,
+                "foxborne_publish_acked",
+                "Lines JetStream acknowledged, by stream.",
+                None,
+                MetricType::Counter,
+                by_stream(|p| p.acked),
+            )?;
+            family(
+                &mut e,
+                "foxborne_publish_pending",
+                "Bytes in the files not yet acknowledged by JetStream, by stream.",
+                Some(Unit::Bytes),
+                MetricType::Gauge,
+                publish
+                    .streams
+                    .iter()
+                    .map(|p| (vec![("stream", p.name.clone())], level(p.pending_bytes))),
+            )?;
+            family(
+                &mut e,
+                "foxborne_publish_connected",
+                "1 while connected to NATS.",
+                None,
+                MetricType::Gauge,
+                [(Labels::new(), level(u64::from(publish.connected)))],
+            )?;
+        }
+        if let Some(http) = &s.http {
+            family(
+                &mut e,
+                "foxborne_http_connections",
+                "Open connections to the HTTP port.",
+                None,
+                MetricType::Gauge,
+                [(Labels::new(), level(http.connections_open))],
+            )?;
+            family(
+                &mut e,
+                "foxborne_http_connections_max",
+                "The cap on open connections (http.max_connections, lowered to fit the file descriptor limit).",
+                None,
+                MetricType::Gauge,
+                [(Labels::new(), level(http.connections_max))],
+            )?;
+            family(
+                &mut e,
+                "foxborne_http_accepted",
+                "Connections accepted.",
+                None,
+                MetricType::Counter,
+                [(Labels::new(), counter(http.connections_total))],
+            )?;
+            family(
+                &mut e,
+                "foxborne_http_accept_errors",
+                "Failed accepts (e.g. out of file descriptors), each followed by a back-off.",
+                None,
+                MetricType::Counter,
+                [(Labels::new(), counter(http.accept_errors))],
+            )?;
+            family(
+                &mut e,
+                "foxborne_http_refused",
+                "Requests refused, by reason (host: 421; token: 401).",
+                None,
+                MetricType::Counter,
+                http.refused
+                    .iter()
+                    .map(|(reason, n)| (vec![("reason", reason.clone())], counter(*n))),
+            )?;
+            family(
+                &mut e,
+                "foxborne_event_clients",
+                "Clients on /events.",
+                None,
+                MetricType::Gauge,
+                [(Labels::new(), level(http.event_clients))],
+            )?;
+            family(
+                &mut e,
+                "foxborne_event_clients_dropped",
+                "/events clients cut off for not reading, by reason.",
+                None,
+                MetricType::Counter,
+                http.event_clients_dropped
+                    .iter()
+                    .map(|(reason, n)| (vec![("reason", reason.clone())], counter(*n))),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(prefix)?.strip_prefix(' '))
+    }
+
+    #[test]
+    fn every_family_is_declared_once_with_its_samples() {
+        let text = render(&crate::status::example());
+        for (series, value) in [
+            (
+                "foxborne_receipts_total{link=\"radio1\",sysid=\"4\",msg=\"HEARTBEAT\"}",
+                "60",
+            ),
+            (
+                "foxborne_rejects_total{link=\"radio1\",reason=\"bad_crc\"}",
+                "3",
+            ),
+            (
+                "foxborne_sequence_lost_total{link=\"radio1\",sysid=\"4\"}",
+                "7",
+            ),
+            ("foxborne_open_gaps", "1"),
+            ("foxborne_lines_written_total{stream=\"events\"}", "9"),
+            (
+                "foxborne_webhook_deliveries_total{webhook=\"hooks.slack.com\",outcome=\"failed_attempt\"}",
+                "1",
+            ),
+            (
+                "foxborne_receiver_dropped_total{link=\"radio1\",reason=\"kernel\"}",
+                "2",
+            ),
+            ("foxborne_link_received_bytes_total{link=\"radio1\"}", "40000"),
+            ("foxborne_build_info{version=\"0.1.0\"}", "1"),
+            ("foxborne_http_refused_total{reason=\"host\"}", "1"),
+            ("foxborne_event_clients_dropped_total{reason=\"lagged\"}", "1"),
+        ] {
+            assert_eq!(sample(&text, series), Some(value), "{series}\n{text}");
+        }
+        assert!(text.ends_with("# EOF\n"));
+        let mut types = std::collections::HashSet::new();
+        for l in text.lines().filter(|l| l.starts_with("# TYPE ")) {
+            assert!(types.insert(l.to_string()), "declared twice: {l}");
+        }
+    }
+
+    #[test]
+    fn latency_is_a_histogram_in_seconds() {
+        let text = render(&crate::status::example());
+        assert!(
+            text.contains("# TYPE foxborne_latency_seconds histogram"),
+            "{text}"
+        );
+        assert!(
+            text.contains("# UNIT foxborne_latency_seconds seconds"),
+            "{text}"
+        );
+        // 41, 41, 87 and 120 ms.
+        for (series, value) in [
+            ("foxborne_latency_seconds_count{sysid=\"4\"}", "4"),
+            (
+                "foxborne_latency_seconds_bucket{le=\"0.05\",sysid=\"4\"}",
+                "2",
+            ),
+            (
+                "foxborne_latency_seconds_bucket{le=\"0.1\",sysid=\"4\"}",
+                "3",
+            ),
+            (
+                "foxborne_latency_seconds_bucket{le=\"0.25\",sysid=\"4\"}",
+                "4",
+            ),
+            (
+                "foxborne_latency_seconds_bucket{le=\"+Inf\",sysid=\"4\"}",
+                "4",
+            ),
+        ] {
+            assert_eq!(sample(&text, series), Some(value), "{series}\n{text}");
+        }
+        let sum: f64 = sample(&text, "foxborne_latency_seconds_sum{sysid=\"4\"}")
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((sum - 0.289).abs() < 1e-9, "{sum}");
+        // A vehicle whose clock is off UTC has no latency samples, and its offset in seconds.
+        assert!(!text.contains("foxborne_latency_seconds_count{sysid=\"22\"}"));
+        assert_eq!(
+            sample(&text, "foxborne_clock_offset_seconds{sysid=\"22\"}"),
+            Some("-4.6")
+        );
+    }
+
+    #[test]
+    fn label_values_are_escaped() {
+        let mut s = crate::status::example();
+        s.links[0].name = "a\"b\\c".into();
+        assert!(render(&s).contains("link=\"a\\\"b\\\\c\""));
+    }
+}

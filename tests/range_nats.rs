@@ -1,0 +1,298 @@
+//! Several sites, one range (issue 13), against a real `nats-server -js` started by the test:
+//! two site receivers publish to JetStream, `range` judges gaps across sites (a vehicle heard by
+//! any site is not in a gap); and NATS stopped for 5 s under load loses and duplicates nothing,
+//! while receiving and alerting go on.
+
+mod common;
+
+use common::Daemon;
+use foxborne_receiver::wire::build::{self, Header};
+use std::net::UdpSocket;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A `nats-server -js` on a free port with its own store; killed on drop.
+struct Nats {
+    child: Child,
+    port: u16,
+    store: PathBuf,
+}
+
+impl Nats {
+    /// None (the test is skipped) when nats-server is missing, unless FOXBORNE_REQUIRE_NATS=1.
+    fn start(store: &Path) -> Option<Nats> {
+        if Command::new("nats-server")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            if std::env::var("FOXBORNE_REQUIRE_NATS").as_deref() == Ok("1") {
+                panic!("nats-server is not installed and FOXBORNE_REQUIRE_NATS=1 (apt install nats-server)");
+            }
+            eprintln!("SKIP: nats-server is not installed (apt install nats-server)");
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        Some(Self::start_on(store, port))
+    }
+
+    fn start_on(store: &Path, port: u16) -> Nats {
+        let mut child = Command::new("nats-server")
+            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
+            .arg(store)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if line.contains("Server is ready") {
+                    let _ = tx.send(());
+                }
+            }
+        });
+        rx.recv_timeout(WAIT)
+            .expect("nats-server did not become ready");
+        Nats {
+            child,
+            port,
+            store: store.to_path_buf(),
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    fn restart(&mut self) {
+        self.stop();
+        *self = Nats::start_on(&self.store.clone(), self.port);
+    }
+
+    /// Messages in a stream, as JetStream reports them.
+    fn stream_messages(&self, stream: &str) -> u64 {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let client = async_nats::connect(self.url()).await.unwrap();
+            let js = async_nats::jetstream::new(client);
+            let mut stream = js.get_stream(stream).await.unwrap();
+            stream.info().await.unwrap().state.messages
+        })
+    }
+}
+
+impl Drop for Nats {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn hb(sysid: u8, seq: u8) -> Vec<u8> {
+    build::v2(
+        Header {
+            sysid,
+            compid: 1,
+            seq,
+        },
+        0,
+        &build::heartbeat_payload(2, 3),
+    )
+}
+
+fn site_config(nats: &str, site: &str) -> String {
+    format!(
+        "data_dir = \"{{dir}}/data\"\nfsync_interval_s = 0.05\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n[gap]\nthreshold_s = 3.0\n[http]\nlisten = \"127.0.0.1:0\"\n[publish]\nnats_url = \"{nats}\"\nsite = \"{site}\"\n"
+    )
+}
+
+fn range_gaps(range: &Daemon) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(range.dir.join("data/events/current.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["kind"] == "telemetry_gap")
+        .collect()
+}
+
+#[test]
+fn a_vehicle_heard_by_any_site_is_not_in_a_range_gap() {
+    let store = tempfile::tempdir().unwrap();
+    let Some(nats) = Nats::start(store.path()) else {
+        return;
+    };
+    let mut north = Daemon::start("range-north", &site_config(&nats.url(), "north"));
+    let mut south = Daemon::start("range-south", &site_config(&nats.url(), "south"));
+    let (north_udp, south_udp) = (north.udp_addr("radio1"), south.udp_addr("radio1"));
+    north.wait_for("publishing the receive log", WAIT);
+    south.wait_for("publishing the receive log", WAIT);
+    let mut range = Daemon::start_verb(
+        "range-view",
+        "range",
+        &format!(
+            "data_dir = \"{{dir}}/data\"\nfsync_interval_s = 0.05\n[range]\nnats_url = \"{}\"\nname = \"test\"\n[gap]\nthreshold_s = 3.0\nvehicles = {{ 42 = \"UAS-42\" }}\n[http]\nlisten = \"127.0.0.1:0\"\n",
+            nats.url()
+        ),
+        &[],
+        |_| {},
+    );
+    range.wait_for("range started", WAIT);
+
+    // 41 heard by both sites, 42 by north only, every 200 ms. Phase 1 (bit 1): 41 quiet at north;
+    // phase 2 (bit 2): 42 quiet.
+    let (phase, stop) = (Arc::new(AtomicU8::new(0)), Arc::new(AtomicBool::new(false)));
+    let sender = {
+        let (phase, stop) = (phase.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+            let mut seq = 0u8;
+            while !stop.load(Ordering::SeqCst) {
+                let p = phase.load(Ordering::SeqCst);
+                if p & 1 == 0 {
+                    sock.send_to(&hb(41, seq), north_udp).unwrap();
+                }
+                sock.send_to(&hb(41, seq), south_udp).unwrap();
+                if p & 2 == 0 {
+                    sock.send_to(&hb(42, seq), north_udp).unwrap();
+                }
+                seq = seq.wrapping_add(1);
+                std::thread::sleep(Duration::from_millis(200)); // the vehicles' beat
+            }
+        })
+    };
+    // The range has heard both vehicles from both sites before anything goes quiet.
+    assert!(common::eventually(WAIT, || {
+        let status: serde_json::Value =
+            serde_json::from_str(&common::http_get(&range.http_addr(), "/status")).unwrap();
+        status["vehicles"].as_array().is_some_and(|v| {
+            v.iter()
+                .any(|v| v["sysid"] == 41 && v["links"] == serde_json::json!(["north", "south"]))
+                && v.iter()
+                    .any(|v| v["sysid"] == 42 && v["last_heard_utc"].is_string())
+        })
+    }));
+    phase.store(1 | 2, Ordering::SeqCst);
+    let quiet_from = Instant::now();
+    std::thread::sleep(Duration::from_secs(5)); // the 5 s silence itself
+    phase.store(1, Ordering::SeqCst);
+    let quiet_for = quiet_from.elapsed();
+    assert!(common::eventually(WAIT, || range_gaps(&range).len() >= 2));
+    stop.store(true, Ordering::SeqCst);
+    sender.join().unwrap();
+    let gaps = range_gaps(&range);
+    assert!(
+        gaps.iter().all(|g| g["sysid"] == 42),
+        "41 was heard by south all along: {gaps:#?}"
+    );
+    assert_eq!(gaps.len(), 2, "{gaps:#?}");
+    assert_eq!(
+        (gaps[0]["state"].as_str(), gaps[1]["state"].as_str()),
+        (Some("open"), Some("closed"))
+    );
+    for g in &gaps {
+        assert_eq!(g["scope"], "range");
+        assert_eq!(g["sites"], serde_json::json!(["north"]));
+        assert_eq!(g["name"], "UAS-42");
+    }
+    let gap_s = gaps[1]["gap_s"].as_f64().unwrap();
+    let quiet = quiet_for.as_secs_f64();
+    assert!(
+        gap_s > quiet - 0.3 && gap_s < quiet + 0.6,
+        "gap_s {gap_s} for a silence of {quiet:.2} s"
+    );
+    assert!(range.stop().success());
+    assert!(north.stop().success() && south.stop().success());
+}
+
+#[test]
+fn nats_down_for_5_s_loses_and_duplicates_nothing_and_never_pauses_receiving() {
+    let store = tempfile::tempdir().unwrap();
+    let Some(mut nats) = Nats::start(store.path()) else {
+        return;
+    };
+    let mut site = Daemon::start("range-outage", &site_config(&nats.url(), "west"));
+    let udp = site.udp_addr("radio1");
+    site.wait_for("publishing the receive log", WAIT);
+    let stop = Arc::new(AtomicBool::new(false));
+    let sender = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            // 200 msgs/s: sysids 1..=4, 50 each.
+            let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+            let started = Instant::now();
+            let mut n = 0u64;
+            while !stop.load(Ordering::SeqCst) {
+                sock.send_to(&hb(1 + (n % 4) as u8, n as u8), udp).unwrap();
+                n += 1;
+                let next = started + Duration::from_millis(n * 5);
+                std::thread::sleep(next.saturating_duration_since(Instant::now()));
+            }
+            n
+        })
+    };
+    assert!(common::eventually(WAIT, || site.receipts().len() > 200));
+    let before_outage = site.receipts().len();
+    nats.stop();
+    // While NATS is away: a vehicle heard once goes quiet, and its gap is still raised on time.
+    UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .send_to(&hb(77, 0), udp)
+        .unwrap();
+    let outage = Instant::now();
+    let events = site.dir.join("data/events/current.jsonl");
+    assert!(common::eventually(Duration::from_secs(5), || {
+        std::fs::read_to_string(&events)
+            .unwrap_or_default()
+            .lines()
+            .any(|l| l.contains("\"sysid\":77") && l.contains("\"state\":\"open\""))
+    }));
+    std::thread::sleep(Duration::from_secs(5).saturating_sub(outage.elapsed())); // the outage itself
+    let during_outage = site.receipts().len();
+    assert!(
+        during_outage >= before_outage + 800,
+        "receiving paused: {before_outage} then {during_outage}"
+    );
+    nats.restart();
+    std::thread::sleep(Duration::from_secs(2)); // load continues after the outage
+    stop.store(true, Ordering::SeqCst);
+    let sent = sender.join().unwrap();
+    // Caught up: the stream holds exactly the receive log's lines.
+    let lines = site.receipts().len() as u64;
+    assert_eq!(lines, sent + 1, "every datagram is a receipt");
+    assert!(
+        common::eventually(Duration::from_secs(30), || nats
+            .stream_messages("FOXBORNE_RECEIPTS")
+            == lines),
+        "stream {} vs {lines} lines",
+        nats.stream_messages("FOXBORNE_RECEIPTS")
+    );
+    let status: serde_json::Value =
+        serde_json::from_str(&common::http_get(&site.http_addr(), "/status")).unwrap();
+    let receipts = &status["publish"]["streams"][0];
+    assert_eq!(receipts["name"], "receipts");
+    assert_eq!(receipts["pending_bytes"], 0);
+    assert!(receipts["acked"].as_u64().unwrap() >= lines);
+    assert!(site.stop().success());
+}
