@@ -24,7 +24,6 @@ pub mod gps;
 pub mod html;
 pub mod ingest;
 pub mod inspect;
-pub mod parquet_file;
 pub mod periods;
 pub mod profile;
 pub mod reader;

@@ -1,16 +1,23 @@
 //! Typed column tables for `ulog export`: buffered column by column, and written to Parquet (with
-//! [`super::parquet_file`]) or CSV a row group at a time, so a table of any length costs one row
-//! group of memory.
+//! the `parquet` crate's typed column writers) or CSV a row group at a time, so a table of any
+//! length costs one row group of memory.
 //!
 //! Types follow the ULog format: `uint64_t` is a Parquet INT64 annotated unsigned 64-bit,
 //! `uint8_t` an INT32 annotated unsigned 8-bit, `float` a FLOAT (never widened), `bool` a
 //! BOOLEAN, a `char[n]` array one UTF-8 string (up to its first NUL byte).
 
-use super::parquet_file::{self, Logical, ParquetFile, Physical};
+use bytes::Bytes;
+use parquet::basic::{Compression, LogicalType, Repetition, Type as Physical};
+use parquet::column::writer::ColumnWriter;
+use parquet::data_type::ByteArray;
+use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::Type;
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 /// Why a table could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -23,7 +30,7 @@ pub enum TableError {
     #[error("writing {path}: {source}")]
     Parquet {
         path: PathBuf,
-        source: parquet_file::WriteError,
+        source: parquet::errors::ParquetError,
     },
 }
 
@@ -71,21 +78,21 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn physical(self) -> (Physical, Logical) {
-        let int = |bits, signed| Logical::Integer { bits, signed };
+    fn physical(self) -> (Physical, Option<LogicalType>) {
+        let int = |bits, signed| Some(LogicalType::integer(bits, signed));
         match self {
-            Kind::Int8 => (Physical::Int32, int(8, true)),
-            Kind::UInt8 => (Physical::Int32, int(8, false)),
-            Kind::Int16 => (Physical::Int32, int(16, true)),
-            Kind::UInt16 => (Physical::Int32, int(16, false)),
-            Kind::Int32 => (Physical::Int32, int(32, true)),
-            Kind::UInt32 => (Physical::Int32, int(32, false)),
-            Kind::Int64 => (Physical::Int64, int(64, true)),
-            Kind::UInt64 => (Physical::Int64, int(64, false)),
-            Kind::Float => (Physical::Float, Logical::None),
-            Kind::Double => (Physical::Double, Logical::None),
-            Kind::Bool => (Physical::Boolean, Logical::None),
-            Kind::Text => (Physical::ByteArray, Logical::String),
+            Kind::Int8 => (Physical::INT32, int(8, true)),
+            Kind::UInt8 => (Physical::INT32, int(8, false)),
+            Kind::Int16 => (Physical::INT32, int(16, true)),
+            Kind::UInt16 => (Physical::INT32, int(16, false)),
+            Kind::Int32 => (Physical::INT32, int(32, true)),
+            Kind::UInt32 => (Physical::INT32, int(32, false)),
+            Kind::Int64 => (Physical::INT64, int(64, true)),
+            Kind::UInt64 => (Physical::INT64, int(64, false)),
+            Kind::Float => (Physical::FLOAT, None),
+            Kind::Double => (Physical::DOUBLE, None),
+            Kind::Bool => (Physical::BOOLEAN, None),
+            Kind::Text => (Physical::BYTE_ARRAY, Some(LogicalType::String)),
         }
     }
 
@@ -168,17 +175,6 @@ impl Values {
             }
         }
     }
-
-    fn parquet(&self) -> parquet_file::Values<'_> {
-        match self {
-            Values::I32(v) => parquet_file::Values::Int32(v),
-            Values::I64(v) => parquet_file::Values::Int64(v),
-            Values::F32(v) => parquet_file::Values::Float(v),
-            Values::F64(v) => parquet_file::Values::Double(v),
-            Values::Bool(v) => parquet_file::Values::Boolean(v),
-            Values::Text(bytes, ends) => parquet_file::Values::Text { bytes, ends },
-        }
-    }
 }
 
 /// One value handed to [`TableWriter::push`]: the integer kinds take `Int`/`UInt` (the bits of
@@ -195,8 +191,115 @@ pub enum Cell<'a> {
 }
 
 enum Sink {
-    Parquet(ParquetFile),
+    Parquet(Box<SerializedFileWriter<RowGroupFile>>),
     Csv(BufWriter<File>),
+}
+
+/// A Parquet table's file: what the writer writes is gathered in memory and written to the
+/// file once per row group ([`RowGroupFile::write_out`]) or per [`GATHER_MAX`] bytes, instead of
+/// once per column chunk (the crate flushes its writer as each column chunk closes): a flight log
+/// has thousands of columns, most of them a few hundred values long.
+/// The buffer is borrowed from the thread's spare one and given back after each row group, so
+/// the hundred tables of a log hold no buffer between their row groups.
+struct RowGroupFile {
+    file: File,
+    buf: Vec<u8>,
+}
+
+thread_local! {
+    /// The thread's spare row-group buffer (at most one, at most `SPARE_MAX` bytes kept).
+    static SPARE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Past this many gathered bytes they are written out at once (a large row group).
+const GATHER_MAX: usize = 1 << 20;
+/// A larger buffer is freed after use rather than kept as the spare.
+const SPARE_MAX: usize = 2 * GATHER_MAX;
+
+impl Write for RowGroupFile {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        if self.buf.capacity() == 0 {
+            self.buf = SPARE.take();
+        }
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= GATHER_MAX {
+            self.file.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(data.len())
+    }
+
+    /// Nothing: the bytes go to the file in [`RowGroupFile::write_out`].
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl RowGroupFile {
+    /// Writes what was gathered to the file (call after the writer's own `flush`).
+    fn write_out(&mut self) -> std::io::Result<()> {
+        if self.buf.capacity() == 0 {
+            return Ok(());
+        }
+        let result = self.file.write_all(&self.buf);
+        let mut buf = std::mem::take(&mut self.buf);
+        if buf.capacity() <= SPARE_MAX {
+            buf.clear();
+            SPARE.set(buf);
+        }
+        result
+    }
+}
+
+/// The writer properties every Parquet table shares (one per codec, built once): plain
+/// encoding, no dictionary, statistics, page index or bloom filter, as nothing downstream uses
+/// them on tables this size and each costs time per column chunk; the time goes to the values.
+fn properties(codec: Codec) -> Arc<WriterProperties> {
+    static NONE: OnceLock<Arc<WriterProperties>> = OnceLock::new();
+    static SNAPPY: OnceLock<Arc<WriterProperties>> = OnceLock::new();
+    let (cell, compression) = match codec {
+        Codec::None => (&NONE, Compression::UNCOMPRESSED),
+        Codec::Snappy => (&SNAPPY, Compression::SNAPPY),
+    };
+    cell.get_or_init(|| {
+        Arc::new(
+            WriterProperties::builder()
+                .set_writer_version(WriterVersion::PARQUET_1_0)
+                .set_compression(compression)
+                .set_dictionary_enabled(false)
+                .set_statistics_enabled(EnabledStatistics::None)
+                .set_write_page_header_statistics(false)
+                .set_offset_index_disabled(true)
+                .set_bloom_filter_enabled(false)
+                // A row group holds at most ROW_GROUP_BYTES (2 MiB) of values: write a column in
+                // one batch, and cut pages by size only (1 MiB, the default).
+                .set_data_page_row_count_limit(1 << 20)
+                .set_write_batch_size(1 << 20)
+                .set_created_by(format!("foxborne-receiver {}", env!("CARGO_PKG_VERSION")))
+                .build(),
+        )
+    })
+    .clone()
+}
+
+/// The Parquet schema of a table: a flat group of required or optional primitive columns.
+fn schema(columns: &[Column]) -> Result<Type, parquet::errors::ParquetError> {
+    let mut fields = Vec::with_capacity(columns.len());
+    for c in columns {
+        let (physical, logical) = c.kind.physical();
+        let field = Type::primitive_type_builder(&c.name, physical)
+            .with_repetition(if c.nullable {
+                Repetition::OPTIONAL
+            } else {
+                Repetition::REQUIRED
+            })
+            .with_logical_type(logical)
+            .build()?;
+        fields.push(Arc::new(field));
+    }
+    Type::group_type_builder("schema")
+        .with_fields(fields)
+        .build()
 }
 
 /// A table being written: values are buffered per column and written out a row group at a
@@ -238,13 +341,20 @@ impl TableWriter {
         }
         .map_err(io)?;
         let sink = match format {
-            // Plain encoding, no dictionary, statistics or page index: the time goes to the
-            // values.
-            FileFormat::Parquet => Sink::Parquet(ParquetFile::new(
-                file,
-                codec == Codec::Snappy,
-                format!("foxborne-receiver {}", env!("CARGO_PKG_VERSION")),
-            )),
+            FileFormat::Parquet => {
+                let pq = |source| TableError::Parquet {
+                    path: path.to_path_buf(),
+                    source,
+                };
+                let schema = Arc::new(schema(&columns).map_err(pq)?);
+                let file = RowGroupFile {
+                    file,
+                    buf: Vec::new(),
+                };
+                let writer =
+                    SerializedFileWriter::new(file, schema, properties(codec)).map_err(pq)?;
+                Sink::Parquet(Box::new(writer))
+            }
             FileFormat::Csv => {
                 let mut file = BufWriter::with_capacity(16 * 1024, file);
                 let header: Vec<String> = columns.iter().map(|c| csv_text(&c.name)).collect();
@@ -382,23 +492,26 @@ impl TableWriter {
             return Ok(());
         }
         match &mut self.sink {
-            Sink::Parquet(file) => {
-                let (values, defs, columns) = (&self.values, &self.defs, &self.columns);
-                file.write(
-                    columns,
-                    self.rows,
-                    |i| {
-                        (
-                            values[i].parquet(),
-                            columns[i].nullable.then_some(&defs[i][..]),
-                        )
-                    },
-                    last,
-                )
-                .map_err(|source| TableError::Parquet {
+            Sink::Parquet(writer) => {
+                let pq = |source| TableError::Parquet {
                     path: self.path.clone(),
                     source,
-                })?;
+                };
+                let io = |source| TableError::Io {
+                    path: self.path.clone(),
+                    source,
+                };
+                if self.rows > 0 {
+                    write_row_group(writer, &self.columns, &mut self.values, &self.defs)
+                        .map_err(pq)?;
+                }
+                if last {
+                    // The footer (and a flush of the crate's own buffer).
+                    writer.finish().map_err(pq)?;
+                } else {
+                    writer.flush().map_err(io)?;
+                }
+                writer.inner_mut().write_out().map_err(io)?;
             }
             Sink::Csv(out) => {
                 let io = |source| TableError::Io {
@@ -446,22 +559,44 @@ impl TableWriter {
     }
 }
 
-impl parquet_file::Leaf for Column {
-    fn name(&self) -> &str {
-        &self.name
+/// Writes the buffered values as one row group, a column chunk each through the typed writers.
+/// Text goes over as slices of one shared buffer, no allocation per value.
+fn write_row_group(
+    writer: &mut SerializedFileWriter<RowGroupFile>,
+    columns: &[Column],
+    values: &mut [Values],
+    defs: &[Vec<i16>],
+) -> Result<(), parquet::errors::ParquetError> {
+    let mut group = writer.next_row_group()?;
+    let mut i = 0;
+    while let Some(mut column) = group.next_column()? {
+        let defs = columns[i].nullable.then_some(&defs[i][..]);
+        match (column.untyped(), &mut values[i]) {
+            (ColumnWriter::Int32ColumnWriter(w), Values::I32(v)) => w.write_batch(v, defs, None),
+            (ColumnWriter::Int64ColumnWriter(w), Values::I64(v)) => w.write_batch(v, defs, None),
+            (ColumnWriter::FloatColumnWriter(w), Values::F32(v)) => w.write_batch(v, defs, None),
+            (ColumnWriter::DoubleColumnWriter(w), Values::F64(v)) => w.write_batch(v, defs, None),
+            (ColumnWriter::BoolColumnWriter(w), Values::Bool(v)) => w.write_batch(v, defs, None),
+            (ColumnWriter::ByteArrayColumnWriter(w), Values::Text(bytes, ends)) => {
+                let all = Bytes::from(std::mem::take(bytes));
+                let mut start = 0;
+                let texts: Vec<ByteArray> = ends
+                    .iter()
+                    .map(|&end| {
+                        let text = all.slice(start..end);
+                        start = end;
+                        ByteArray::from(text)
+                    })
+                    .collect();
+                w.write_batch(&texts, defs, None)
+            }
+            _ => unreachable!("column buffers follow the schema"),
+        }?;
+        column.close()?;
+        i += 1;
     }
-
-    fn physical(&self) -> Physical {
-        self.kind.physical().0
-    }
-
-    fn logical(&self) -> Logical {
-        self.kind.physical().1
-    }
-
-    fn nullable(&self) -> bool {
-        self.nullable
-    }
+    group.close()?;
+    Ok(())
 }
 
 /// One CSV cell: integers as integers (unsigned kinds unsigned), floats in their shortest form
@@ -538,7 +673,7 @@ mod tests {
 
     /// Every kind, a nullable column and a nullable text, over two row groups and a row count
     /// that is not a multiple of 8 (booleans and levels are bit-packed), read back with the
-    /// `parquet` crate's reader: an independent check of `parquet_file`.
+    /// `parquet` crate's reader: types, annotations, nulls and values as pushed.
     #[test]
     fn parquet_reads_back_with_another_reader() {
         use parquet::file::reader::{FileReader, SerializedFileReader};
