@@ -128,13 +128,17 @@ fn site_config(nats: &str, site: &str) -> String {
     )
 }
 
-fn range_gaps(range: &Daemon) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(range.dir.join("data/events/current.jsonl"))
+fn events_of(daemon: &Daemon, kind: &str) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(daemon.dir.join("data/events/current.jsonl"))
         .unwrap_or_default()
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .filter(|e| e["kind"] == "telemetry_gap")
+        .filter(|e| e["kind"] == kind)
         .collect()
+}
+
+fn range_gaps(range: &Daemon) -> Vec<serde_json::Value> {
+    events_of(range, "telemetry_gap")
 }
 
 #[test]
@@ -148,16 +152,11 @@ fn a_vehicle_heard_by_any_site_is_not_in_a_range_gap() {
     let (north_udp, south_udp) = (north.udp_addr("radio1"), south.udp_addr("radio1"));
     north.wait_for("publishing the receive log", WAIT);
     south.wait_for("publishing the receive log", WAIT);
-    let mut range = Daemon::start_verb(
-        "range-view",
-        "range",
-        &format!(
-            "data_dir = \"{{dir}}/data\"\nfsync_interval_s = 0.05\n[range]\nnats_url = \"{}\"\nname = \"test\"\n[gap]\nthreshold_s = 3.0\nvehicles = {{ 42 = \"UAS-42\" }}\n[http]\nlisten = \"127.0.0.1:0\"\n",
-            nats.url()
-        ),
-        &[],
-        |_| {},
+    let range_config = format!(
+        "data_dir = \"{{dir}}/data\"\nfsync_interval_s = 0.05\n[range]\nnats_url = \"{}\"\nname = \"test\"\n[gap]\nthreshold_s = 3.0\nvehicles = {{ 42 = \"UAS-42\" }}\n[http]\nlisten = \"127.0.0.1:0\"\n",
+        nats.url()
     );
+    let mut range = Daemon::start_verb("range-view", "range", &range_config, &[], |_| {});
     range.wait_for("range started", WAIT);
 
     // 41 heard by both sites, 42 by north only, every 200 ms. Phase 1 (bit 1): 41 quiet at north;
@@ -199,6 +198,45 @@ fn a_vehicle_heard_by_any_site_is_not_in_a_range_gap() {
     phase.store(1, Ordering::SeqCst);
     let quiet_for = quiet_from.elapsed();
     assert!(common::eventually(WAIT, || range_gaps(&range).len() >= 2));
+    let status: serde_json::Value =
+        serde_json::from_str(&common::http_get(&range.http_addr(), "/status")).unwrap();
+    let sites: Vec<(&str, bool)> = status["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap(),
+                s["clock_off"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(sites, [("north", false), ("south", false)]);
+    // A restarted range (same name: same durable consumer, a fresh events file) resumes where
+    // the last one stopped and alerts nothing old again, while the vehicles go on beating.
+    assert!(range.stop().success());
+    let mut resumed = Daemon::start_verb("range-view-resumed", "range", &range_config, &[], |_| {});
+    resumed.wait_for("range started", WAIT);
+    let heard_at = |daemon: &mut Daemon, sysid: u64| -> Option<String> {
+        let status: serde_json::Value =
+            serde_json::from_str(&common::http_get(&daemon.http_addr(), "/status")).unwrap();
+        status["vehicles"]
+            .as_array()?
+            .iter()
+            .find(|v| v["sysid"] == sysid)
+            .and_then(|v| v["last_heard_utc"].as_str().map(str::to_string))
+    };
+    // Caught up and live: both vehicles heard twice, a beat apart.
+    let mut first = None;
+    assert!(common::eventually(WAIT, || {
+        first = heard_at(&mut resumed, 42);
+        first.is_some()
+    }));
+    assert!(common::eventually(WAIT, || heard_at(&mut resumed, 42)
+        > first
+        && heard_at(&mut resumed, 41).is_some()));
+    assert_eq!(range_gaps(&resumed), Vec::<serde_json::Value>::new());
+    assert!(resumed.stop().success());
     stop.store(true, Ordering::SeqCst);
     sender.join().unwrap();
     let gaps = range_gaps(&range);
@@ -222,7 +260,26 @@ fn a_vehicle_heard_by_any_site_is_not_in_a_range_gap() {
         gap_s > quiet - 0.3 && gap_s < quiet + 0.6,
         "gap_s {gap_s} for a silence of {quiet:.2} s"
     );
-    assert!(range.stop().success());
+    // Coverage: north stopped hearing 41 (south still did), then north heard nothing at all,
+    // then north was heard again (42 back).
+    let coverage: Vec<(String, String, Option<u64>)> = events_of(&range, "coverage")
+        .iter()
+        .map(|e| {
+            assert_eq!(e["scope"], "range");
+            (
+                e["state"].as_str().unwrap().to_string(),
+                e["site"].as_str().unwrap().to_string(),
+                e["sysid"].as_u64(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("site_left", "north", Some(41)),
+        ("site_silent", "north", None),
+        ("site_heard", "north", None),
+    ]
+    .map(|(state, site, sysid)| (state.to_string(), site.to_string(), sysid));
+    assert_eq!(coverage, expected);
     assert!(north.stop().success() && south.stop().success());
 }
 
@@ -232,19 +289,22 @@ fn nats_down_for_5_s_loses_and_duplicates_nothing_and_never_pauses_receiving() {
     let Some(mut nats) = Nats::start(store.path()) else {
         return;
     };
-    let mut site = Daemon::start("range-outage", &site_config(&nats.url(), "west"));
-    let udp = site.udp_addr("radio1");
-    site.wait_for("publishing the receive log", WAIT);
+    let mut west = Daemon::start("range-outage-west", &site_config(&nats.url(), "west"));
+    let mut east = Daemon::start("range-outage-east", &site_config(&nats.url(), "east"));
+    let udp = [west.udp_addr("radio1"), east.udp_addr("radio1")];
+    west.wait_for("publishing the receive log", WAIT);
+    east.wait_for("publishing the receive log", WAIT);
     let stop = Arc::new(AtomicBool::new(false));
     let sender = {
         let stop = stop.clone();
         std::thread::spawn(move || {
-            // 200 msgs/s: sysids 1..=4, 50 each.
+            // 200 msgs/s in all: sysids 1..=4, each site every other datagram.
             let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
             let started = Instant::now();
             let mut n = 0u64;
             while !stop.load(Ordering::SeqCst) {
-                sock.send_to(&hb(1 + (n % 4) as u8, n as u8), udp).unwrap();
+                sock.send_to(&hb(1 + (n % 4) as u8, n as u8), udp[(n / 4 % 2) as usize])
+                    .unwrap();
                 n += 1;
                 let next = started + Duration::from_millis(n * 5);
                 std::thread::sleep(next.saturating_duration_since(Instant::now()));
@@ -252,24 +312,23 @@ fn nats_down_for_5_s_loses_and_duplicates_nothing_and_never_pauses_receiving() {
             n
         })
     };
-    assert!(common::eventually(WAIT, || site.receipts().len() > 200));
-    let before_outage = site.receipts().len();
+    let receipts = |west: &Daemon, east: &Daemon| west.receipts().len() + east.receipts().len();
+    assert!(common::eventually(WAIT, || receipts(&west, &east) > 200));
+    let before_outage = receipts(&west, &east);
     nats.stop();
     // While NATS is away: a vehicle heard once goes quiet, and its gap is still raised on time.
     UdpSocket::bind("127.0.0.1:0")
         .unwrap()
-        .send_to(&hb(77, 0), udp)
+        .send_to(&hb(77, 0), udp[0])
         .unwrap();
     let outage = Instant::now();
-    let events = site.dir.join("data/events/current.jsonl");
     assert!(common::eventually(Duration::from_secs(5), || {
-        std::fs::read_to_string(&events)
-            .unwrap_or_default()
-            .lines()
-            .any(|l| l.contains("\"sysid\":77") && l.contains("\"state\":\"open\""))
+        events_of(&west, "telemetry_gap")
+            .iter()
+            .any(|e| e["sysid"] == 77 && e["state"] == "open")
     }));
     std::thread::sleep(Duration::from_secs(5).saturating_sub(outage.elapsed())); // the outage itself
-    let during_outage = site.receipts().len();
+    let during_outage = receipts(&west, &east);
     assert!(
         during_outage >= before_outage + 800,
         "receiving paused: {before_outage} then {during_outage}"
@@ -278,8 +337,8 @@ fn nats_down_for_5_s_loses_and_duplicates_nothing_and_never_pauses_receiving() {
     std::thread::sleep(Duration::from_secs(2)); // load continues after the outage
     stop.store(true, Ordering::SeqCst);
     let sent = sender.join().unwrap();
-    // Caught up: the stream holds exactly the receive log's lines.
-    let lines = site.receipts().len() as u64;
+    // Caught up: the stream holds exactly the two receive logs' lines.
+    let lines = receipts(&west, &east) as u64;
     assert_eq!(lines, sent + 1, "every datagram is a receipt");
     assert!(
         common::eventually(Duration::from_secs(30), || nats
@@ -288,11 +347,21 @@ fn nats_down_for_5_s_loses_and_duplicates_nothing_and_never_pauses_receiving() {
         "stream {} vs {lines} lines",
         nats.stream_messages("FOXBORNE_RECEIPTS")
     );
-    let status: serde_json::Value =
-        serde_json::from_str(&common::http_get(&site.http_addr(), "/status")).unwrap();
-    let receipts = &status["publish"]["streams"][0];
-    assert_eq!(receipts["name"], "receipts");
-    assert_eq!(receipts["pending_bytes"], 0);
-    assert!(receipts["acked"].as_u64().unwrap() >= lines);
-    assert!(site.stop().success());
+    for site in [&mut west, &mut east] {
+        let status: serde_json::Value =
+            serde_json::from_str(&common::http_get(&site.http_addr(), "/status")).unwrap();
+        let receipts = &status["publish"]["streams"][0];
+        assert_eq!(receipts["name"], "receipts");
+        assert_eq!(receipts["pending_bytes"], 0);
+        assert!(receipts["acked"].as_u64().unwrap() >= site.receipts().len() as u64);
+        assert_eq!(status["publish"]["connected"], true);
+        // The NATS connection has link events like any link: up, down in the outage, up again.
+        let nats_link: Vec<String> = events_of(site, "link")
+            .iter()
+            .filter(|e| e["link"] == "nats")
+            .map(|e| e["state"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(nats_link, ["up", "down", "up"], "{:?}", site.dir);
+    }
+    assert!(west.stop().success() && east.stop().success());
 }

@@ -10,7 +10,7 @@ use serde::Serialize;
 use std::path::PathBuf;
 
 use crate::monitor::event::{
-    ClockKind, DroppedKind, LatencyKind, LinkKind, ReceiverKind, TelemetryGapKind,
+    ClockKind, CoverageKind, DroppedKind, LatencyKind, LinkKind, ReceiverKind, TelemetryGapKind,
 };
 
 /// The event kinds a webhook may subscribe to: every `kind` the events stream has.
@@ -21,6 +21,7 @@ pub const EVENT_KINDS: &[&str] = &[
     LinkKind::NAME,
     ReceiverKind::NAME,
     DroppedKind::NAME,
+    CoverageKind::NAME,
 ];
 
 /// What the POST body is.

@@ -41,6 +41,8 @@ const WEBHOOK_STOP_BUDGET: Duration = Duration::from_secs(10);
 /// Scanner batches waiting for the pipeline (each at most about 1 MiB of output). When the
 /// pipeline falls behind, scanners wait, and their links' byte-bounded queues take the rest.
 const BATCH_QUEUE: usize = 64;
+/// Events from outside the links (the NATS connection's ups and downs): a few a minute at most.
+const SIDE_EVENTS_QUEUE: usize = 64;
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
     let started_utc_ns = clock::utc_ns();
@@ -239,17 +241,19 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         #[cfg(feature = "testing")]
         stall_file: std::env::var_os("FOXBORNE_TEST_STALL_FILE").map(std::path::PathBuf::from),
     };
+    let (side_events_tx, side_events_rx) = mpsc::channel(SIDE_EVENTS_QUEUE);
     let publisher = match (&config.publish, publish_stats) {
         (Some(settings), Some(stats)) => Some(crate::publish::spawn(
             settings.clone(),
             config.data_dir.clone(),
             stats,
+            side_events_tx,
             shutdown_rx.clone(),
         )),
         _ => None,
     };
     let reopen = Arc::new(Notify::new());
-    let pipeline_task = tokio::spawn(pipeline.run(batch_rx, reopen.clone()));
+    let pipeline_task = tokio::spawn(pipeline.run(batch_rx, side_events_rx, reopen.clone()));
 
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sigint = signal(SignalKind::interrupt())?;

@@ -484,6 +484,7 @@ impl Pipeline {
                 .collect(),
             http: None,
             publish: None,
+            sites: Vec::new(),
         }
     }
 
@@ -575,7 +576,14 @@ impl Pipeline {
     }
 
     /// Runs until every link's scanner has ended (their senders dropped), then flushes.
-    pub async fn run(mut self, mut rx: mpsc::Receiver<LinkBatch>, reopen: Arc<Notify>) -> Pipeline {
+    /// `side_events` are events made outside the links (the NATS connection's), written as they
+    /// come.
+    pub async fn run(
+        mut self,
+        mut rx: mpsc::Receiver<LinkBatch>,
+        mut side_events: mpsc::Receiver<Event>,
+        reopen: Arc<Notify>,
+    ) -> Pipeline {
         let mut next_housekeeping = tokio::time::Instant::now();
         loop {
             let now_utc = clock::utc_ns();
@@ -605,6 +613,7 @@ impl Pipeline {
                         }
                     }
                 }
+                Some(event) = side_events.recv() => self.sinks.events.emit(&event),
                 _ = tokio::time::sleep_until(wake) => {}
             }
             // After every pass, so a busy pipeline still raises alerts on time.

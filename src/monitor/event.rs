@@ -1,5 +1,6 @@
 //! The events stream's records: one JSON object per event, `utc` first, then `kind`
-//! (`telemetry_gap`, `latency`, `clock`, `link`, `receiver`, `dropped`), then the kind's fields
+//! (`telemetry_gap`, `latency`, `clock`, `link`, `receiver`, `dropped`, and the `range` view's
+//! `coverage`), then the kind's fields
 //! in a fixed order (serde writes struct fields in declaration order).
 //!
 //! The monitors build `telemetry_gap`, `latency` and `clock` events; the `link`, `receiver` and
@@ -71,6 +72,10 @@ event_kind!(
 event_kind!(
     /// `kind: "dropped"`.
     DroppedKind = "dropped"
+);
+event_kind!(
+    /// `kind: "coverage"` (the `range` view's, about sites).
+    CoverageKind = "coverage"
 );
 
 /// Whether a telemetry gap is still running (`open`) or ended by a heartbeat (`closed`).
@@ -239,6 +244,50 @@ pub struct DroppedEvent {
     pub reason: Option<String>,
 }
 
+/// What changed in the range's coverage: which sites hear a vehicle, whether a site is heard
+/// at all, whether a site's clock is trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CoverageState {
+    /// A vehicle already heard by other sites is now heard by this one too.
+    SiteJoined,
+    /// This site no longer hears a vehicle that other sites still hear (with `site_joined`,
+    /// a vehicle moving from one site's coverage to another's).
+    SiteLeft,
+    /// Nothing at all has come from this site for longer than the gap threshold.
+    SiteSilent,
+    /// A silent site is heard again.
+    SiteHeard,
+    /// This site's receipt times are far from the range's clock: they are corrected by the
+    /// measured offset, not trusted as stamped.
+    ClockOff,
+    /// A flagged site's receipt times agree with the range's clock again.
+    ClockOk,
+}
+
+/// A `coverage` event (built by the `range` view).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CoverageEvent {
+    pub utc: UtcTime,
+    pub kind: CoverageKind,
+    pub state: CoverageState,
+    pub site: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sysid: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The sites that hear the vehicle now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sites: Option<Vec<String>>,
+    /// How long the site was silent (`site_heard`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub silent_s: Option<f64>,
+    /// The site's clock minus the range's, as measured (`clock_off`, `clock_ok`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset_s: Option<f64>,
+    pub title: String,
+}
+
 /// Any event of the events stream. Serialises as the inner struct alone (no wrapper), and
 /// deserialises by its `kind`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -250,6 +299,7 @@ pub enum Event {
     Link(LinkEvent),
     Receiver(ReceiverEvent),
     Dropped(DroppedEvent),
+    Coverage(CoverageEvent),
 }
 
 impl Event {
@@ -262,6 +312,7 @@ impl Event {
             Event::Link(event) => event.utc,
             Event::Receiver(event) => event.utc,
             Event::Dropped(event) => event.utc,
+            Event::Coverage(event) => event.utc,
         }
     }
 
@@ -274,6 +325,7 @@ impl Event {
             Event::Link(_) => LinkKind::NAME,
             Event::Receiver(_) => ReceiverKind::NAME,
             Event::Dropped(_) => DroppedKind::NAME,
+            Event::Coverage(_) => CoverageKind::NAME,
         }
     }
 
@@ -318,6 +370,12 @@ impl From<ReceiverEvent> for Event {
 impl From<DroppedEvent> for Event {
     fn from(event: DroppedEvent) -> Self {
         Event::Dropped(event)
+    }
+}
+
+impl From<CoverageEvent> for Event {
+    fn from(event: CoverageEvent) -> Self {
+        Event::Coverage(event)
     }
 }
 

@@ -20,8 +20,8 @@ pub mod utc;
 pub mod watch;
 
 pub use event::{
-    ClockEvent, ClockState, DroppedEvent, Event, GapEvent, GapState, LatencyEvent, LinkEvent,
-    LinkState, ReceiverEvent, ReceiverState,
+    ClockEvent, ClockState, CoverageEvent, CoverageState, DroppedEvent, Event, GapEvent, GapState,
+    LatencyEvent, LinkEvent, LinkState, ReceiverEvent, ReceiverState,
 };
 pub use gap::{GapConfig, GapDetector, VehicleStatus};
 pub use input::MonitorInput;

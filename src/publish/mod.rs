@@ -12,13 +12,15 @@
 pub mod follow;
 
 use crate::config::PublishSettings;
+use crate::monitor::event::{LinkKind, LinkState};
+use crate::monitor::{Event, LinkEvent, UtcTime};
 use follow::{Cursor, Follower, Line};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
 pub const RECEIPTS_STREAM: &str = "FOXBORNE_RECEIPTS";
 pub const EVENTS_STREAM: &str = "FOXBORNE_EVENTS";
@@ -109,19 +111,26 @@ pub fn message_id(site: &str, kind: &str, line: &Line) -> String {
     format!("{site}/{kind}/{}/{}", line.file, line.offset)
 }
 
+/// The NATS connection's name in `link` events.
+pub const NATS_LINK: &str = "nats";
+
+/// Starts publishing. The NATS connection's `link` events (up, down) go to `link_events`, for
+/// the events stream like any link's.
 pub fn spawn(
     settings: PublishSettings,
     data_dir: PathBuf,
     stats: Arc<PublishStats>,
+    link_events: mpsc::Sender<Event>,
     shutdown: watch::Receiver<bool>,
 ) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(run(settings, data_dir, stats, shutdown))
+    tokio::spawn(run(settings, data_dir, stats, link_events, shutdown))
 }
 
 async fn run(
     settings: PublishSettings,
     data_dir: PathBuf,
     stats: Arc<PublishStats>,
+    link_events: mpsc::Sender<Event>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let state_dir = data_dir.join("publish");
@@ -131,7 +140,7 @@ async fn run(
     }
     let client = tokio::select! {
         _ = shutdown.wait_for(|stop| *stop) => return,
-        client = connect(&settings, stats.clone()) => client,
+        client = connect(&settings, stats.clone(), link_events) => client,
     };
     let Some(client) = client else { return };
     let js = async_nats::jetstream::new(client);
@@ -174,25 +183,48 @@ async fn run(
     let _ = tokio::join!(receipts, events);
 }
 
+/// A `link` event for the NATS connection.
+fn nats_link_event(state: LinkState, reason: String) -> Event {
+    Event::from(LinkEvent {
+        utc: UtcTime(crate::daemon::clock::utc_ns()),
+        kind: LinkKind,
+        link: NATS_LINK.to_string(),
+        state,
+        reason: Some(reason),
+        counts: None,
+    })
+}
+
 async fn connect(
     settings: &PublishSettings,
     stats: Arc<PublishStats>,
+    link_events: mpsc::Sender<Event>,
 ) -> Option<async_nats::Client> {
     let url = settings.nats_url.clone();
+    let server = redacted(&url);
     let mut options = async_nats::ConnectOptions::new()
         .name(format!("foxborne-receiver {}", settings.site))
         .retry_on_initial_connect()
         .event_callback(move |event| {
-            let stats = stats.clone();
+            let (stats, link_events, server) = (stats.clone(), link_events.clone(), server.clone());
             async move {
+                // A full queue (the pipeline far behind) loses the event, never blocks NATS.
                 match event {
                     async_nats::Event::Connected => {
                         stats.connected.store(true, Ordering::Relaxed);
                         tracing::info!("publish: connected to NATS");
+                        let _ = link_events.try_send(nats_link_event(
+                            LinkState::Up,
+                            format!("connected to {server}"),
+                        ));
                     }
                     async_nats::Event::Disconnected => {
                         stats.connected.store(false, Ordering::Relaxed);
                         tracing::warn!("publish: NATS connection lost; the files keep everything and publishing resumes where it stopped");
+                        let _ = link_events.try_send(nats_link_event(
+                            LinkState::Down,
+                            format!("connection to {server} lost; publishing resumes from the cursor"),
+                        ));
                     }
                     other => tracing::debug!(event = %other, "publish: NATS"),
                 }
@@ -314,6 +346,18 @@ async fn publish_batch(
     Ok(())
 }
 
+/// The server's address for events and logs: a user and password in it left out.
+fn redacted(nats_url: &str) -> String {
+    match url::Url::parse(nats_url) {
+        Ok(mut shown) if shown.has_host() => {
+            let _ = shown.set_username("");
+            let _ = shown.set_password(None);
+            shown.to_string()
+        }
+        _ => nats_url.rsplit('@').next().unwrap_or(nats_url).to_string(),
+    }
+}
+
 fn persist(path: &Path, cursor: &Cursor) {
     if let Err(e) = follow::save_cursor(path, cursor) {
         tracing::warn!(error = %e, file = %path.display(), "publish: cannot save the cursor");
@@ -341,6 +385,11 @@ mod tests {
             offset: 1234,
             text: Vec::new(),
         };
+        assert_eq!(
+            redacted("nats://range:secret@nats.range.example:4222"),
+            "nats://nats.range.example:4222"
+        );
+        assert_eq!(redacted("user:pw@10.0.0.5:4222"), "10.0.0.5:4222");
         assert_eq!(
             message_id("north", "receipts", &line),
             "north/receipts/2026-12-01/receive-20261201T000000Z.jsonl/1234"

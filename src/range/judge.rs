@@ -1,10 +1,13 @@
 //! The range's judgement, pure: receipts from every site (as the sites published them) go into
 //! one gap detector per system id, each site standing for a link, so a vehicle heard by any site
-//! is not in a gap. Its events are the receiver's own telemetry_gap events with `scope: "range"`
-//! and the `sites` that have heard the vehicle. While the consumer is catching up on a backlog,
-//! time is the receipts' own (as `analyze` replays a log); once caught up, the caller's clock.
+//! is not in a gap, and into the [`Coverage`] of the sites (which site hears which vehicle,
+//! silent sites, sites whose clock is off; a flagged site's times are corrected before they are
+//! judged). Its events are the receiver's own telemetry_gap events with `scope: "range"` and the
+//! `sites` that have heard the vehicle, and `coverage` events. While the consumer is catching up
+//! on a backlog, time is the receipts' own (as `analyze` replays a log); once caught up, the
+//! caller's clock.
 
-use crate::monitor::event::GapEvent;
+use super::coverage::Coverage;
 use crate::monitor::{parse_utc_ns, Event, GapConfig, GapDetector};
 
 /// The part of a receipt line the range reads.
@@ -17,6 +20,7 @@ pub struct ReceiptHead {
 
 pub struct RangeJudge {
     detector: GapDetector,
+    coverage: Coverage,
     /// The latest receipt time seen (the clock while catching up).
     latest_ns: i64,
 }
@@ -32,49 +36,82 @@ pub fn site_of(subject: &str) -> Option<&str> {
 
 impl RangeJudge {
     pub fn new(config: GapConfig, start_ns: i64) -> RangeJudge {
+        let coverage = Coverage::new(
+            config.threshold_ns,
+            config.vehicles.clone(),
+            config.ignore_sysids.clone(),
+        );
         RangeJudge {
             detector: GapDetector::new(config, start_ns),
+            coverage,
             latest_ns: start_ns,
         }
     }
 
     /// One receipt from `site`. `now_ns` is the caller's clock when caught up, `None` while
     /// catching up on a backlog.
-    pub fn receipt(&mut self, site: &str, line: &[u8], now_ns: Option<i64>) -> Vec<GapEvent> {
+    pub fn receipt(&mut self, site: &str, line: &[u8], now_ns: Option<i64>) -> Vec<Event> {
         let Ok(head) = serde_json::from_slice::<ReceiptHead>(line) else {
             return Vec::new();
         };
         let Some(recv_ns) = parse_utc_ns(&head.recv_utc) else {
             return Vec::new();
         };
-        self.latest_ns = self.latest_ns.max(recv_ns);
-        let mut events = self.detector.poll(now_ns.unwrap_or(self.latest_ns));
-        if head.msg == "HEARTBEAT" {
-            events.extend(self.detector.on_heartbeat(head.sysid, site, recv_ns));
+        let heartbeat = head.msg == "HEARTBEAT";
+        let (judged_ns, coverage) = self
+            .coverage
+            .receipt(site, head.sysid, heartbeat, recv_ns, now_ns);
+        self.latest_ns = self.latest_ns.max(judged_ns);
+        let mut events = self.poll(now_ns.unwrap_or(self.latest_ns));
+        events.extend(coverage.into_iter().map(Event::from));
+        if heartbeat {
+            events.extend(
+                self.detector
+                    .on_heartbeat(head.sysid, site, judged_ns)
+                    .into_iter()
+                    .map(Event::from),
+            );
         }
         events
     }
 
     /// What falls due at `now_ns` (the live timer).
-    pub fn poll(&mut self, now_ns: i64) -> Vec<GapEvent> {
-        self.detector.poll(now_ns)
+    pub fn poll(&mut self, now_ns: i64) -> Vec<Event> {
+        let mut events: Vec<Event> = self
+            .detector
+            .poll(now_ns)
+            .into_iter()
+            .map(Event::from)
+            .collect();
+        events.extend(self.coverage.poll(now_ns).into_iter().map(Event::from));
+        events
     }
 
     pub fn next_deadline(&self) -> Option<i64> {
-        self.detector.next_deadline()
+        match (self.detector.next_deadline(), self.coverage.next_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     pub fn detector(&self) -> &GapDetector {
         &self.detector
     }
+
+    pub fn coverage(&self) -> &Coverage {
+        &self.coverage
+    }
 }
 
-/// The range's JSON line for a gap event: the receiver's keys, then `scope` and `sites`.
-pub fn range_line(gap: &GapEvent) -> String {
-    let mut value = serde_json::to_value(Event::from(gap.clone())).expect("an event serialises");
+/// The range's JSON line for an event: the receiver's keys, then `scope`, and for a gap the
+/// `sites` that heard the vehicle.
+pub fn range_line(event: &Event) -> String {
+    let mut value = serde_json::to_value(event).expect("an event serialises");
     if let Some(object) = value.as_object_mut() {
         object.insert("scope".into(), "range".into());
-        object.insert("sites".into(), serde_json::json!(gap.links));
+        if let Event::TelemetryGap(gap) = event {
+            object.insert("sites".into(), serde_json::json!(gap.links));
+        }
     }
     value.to_string()
 }
@@ -83,6 +120,16 @@ pub fn range_line(gap: &GapEvent) -> String {
 mod tests {
     use super::*;
     use crate::monitor::event::GapState;
+
+    fn gaps(events: Vec<Event>) -> Vec<crate::monitor::GapEvent> {
+        events
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::TelemetryGap(g) => Some(g),
+                _ => None,
+            })
+            .collect()
+    }
 
     const S: i64 = 1_000_000_000;
     const T0: i64 = 1_764_547_200 * S;
@@ -102,18 +149,19 @@ mod tests {
         for k in 0..20 {
             let t = T0 + k * S;
             if k < 5 {
-                assert!(judge.receipt("north", &hb(t, 41), Some(t)).is_empty());
+                assert!(gaps(judge.receipt("north", &hb(t, 41), Some(t))).is_empty());
             }
             assert!(
-                judge.receipt("south", &hb(t, 41), Some(t)).is_empty(),
+                gaps(judge.receipt("south", &hb(t, 41), Some(t))).is_empty(),
                 "{k}"
             );
         }
         // Then silent everywhere: one gap, naming both sites.
-        let opened = judge.poll(T0 + 25 * S);
+        let opened = gaps(judge.poll(T0 + 25 * S));
         assert_eq!(opened.len(), 1);
         assert_eq!(opened[0].state, GapState::Open);
-        let line: serde_json::Value = serde_json::from_str(&range_line(&opened[0])).unwrap();
+        let line: serde_json::Value =
+            serde_json::from_str(&range_line(&Event::from(opened[0].clone()))).unwrap();
         assert_eq!(line["scope"], "range");
         assert_eq!(line["sites"], serde_json::json!(["north", "south"]));
         assert_eq!(line["kind"], "telemetry_gap");
@@ -128,7 +176,7 @@ mod tests {
             assert!(judge.receipt("north", &hb(T0 + k * S, 7), None).is_empty());
         }
         // A real 6 s hole in the backlog is a gap, opened and closed at the recorded times.
-        let events = judge.receipt("north", &hb(T0 + 15 * S, 7), None);
+        let events = gaps(judge.receipt("north", &hb(T0 + 15 * S, 7), None));
         let states: Vec<GapState> = events.iter().map(|e| e.state).collect();
         assert_eq!(states, [GapState::Open, GapState::Closed]);
         assert!((events[1].gap_s.unwrap() - 6.0).abs() < 1e-9);

@@ -36,6 +36,19 @@ pub struct StatusSnapshot {
     /// Publishing to NATS JetStream, when `[publish]` is set.
     #[serde(default)]
     pub publish: Option<PublishSnapshot>,
+    /// The `range` view's sites.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sites: Vec<SiteSnapshot>,
+}
+
+/// One site as the `range` view sees it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SiteSnapshot {
+    pub name: String,
+    /// Nothing received from it for longer than the gap threshold.
+    pub silent: bool,
+    /// Its receipt times are far from the range's clock (corrected, not trusted).
+    pub clock_off: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -292,6 +305,7 @@ pub(crate) fn example() -> StatusSnapshot {
                 last_ack_utc: Some("2026-09-24T14:32:09.990Z".into()),
             }],
         }),
+        sites: Vec::new(),
     }
 }
 
