@@ -65,7 +65,7 @@ fn write_log(path: &Path, target: u64) -> u64 {
 }
 
 #[test]
-fn export_memory_is_bounded_and_does_not_grow_with_the_log() {
+fn export_memory_stays_under_64_mb_and_grows_only_by_the_footers() {
     let dir = common::scratch("export-memory");
     let mut peaks = Vec::new();
     for (name, target) in [("small", 48u64 << 20), ("large", 192 << 20)] {
