@@ -89,6 +89,22 @@ impl Nats {
         *self = Nats::start_on(&self.store.clone(), self.port);
     }
 
+    /// One message, published as a site would (core NATS; the stream stores it).
+    fn publish(&self, subject: &str, payload: &str) {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let client = async_nats::connect(self.url()).await.unwrap();
+            client
+                .publish(subject.to_string(), payload.to_string().into())
+                .await
+                .unwrap();
+            client.flush().await.unwrap();
+        })
+    }
+
     /// Messages in a stream, as JetStream reports them.
     fn stream_messages(&self, stream: &str) -> u64 {
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -212,6 +228,23 @@ fn a_vehicle_heard_by_any_site_is_not_in_a_range_gap() {
         })
         .collect();
     assert_eq!(sites, [("north", false), ("south", false)]);
+    // South's receiver reports that its clock regained, then lost NTP (its own `clock` events,
+    // as it would publish them; the sites' real ones, whatever this machine's NTP state, come
+    // before): the range flags the site.
+    for (state, synchronised) in [("regained", true), ("lost", false)] {
+        nats.publish(
+            "foxborne.events.south.clock",
+            &format!(r#"{{"utc":"2026-12-01T00:00:00.000Z","kind":"clock","state":"{state}","synchronised":{synchronised},"max_error_us":16000000}}"#),
+        );
+    }
+    assert!(common::eventually(WAIT, || {
+        let status: serde_json::Value =
+            serde_json::from_str(&common::http_get(&range.http_addr(), "/status")).unwrap();
+        status["sites"][1]["unsynchronised"] == true
+            && events_of(&range, "coverage")
+                .last()
+                .is_some_and(|e| e["state"] == "site_unsynchronised" && e["site"] == "south")
+    }));
     // A restarted range (same name: same durable consumer, a fresh events file) resumes where
     // the last one stopped and alerts nothing old again, while the vehicles go on beating.
     assert!(range.stop().success());
@@ -261,9 +294,10 @@ fn a_vehicle_heard_by_any_site_is_not_in_a_range_gap() {
         "gap_s {gap_s} for a silence of {quiet:.2} s"
     );
     // Coverage: north stopped hearing 41 (south still did), then north heard nothing at all,
-    // then north was heard again (42 back).
+    // then north was heard again (42 back). (The sites' clock reports are checked above.)
     let coverage: Vec<(String, String, Option<u64>)> = events_of(&range, "coverage")
         .iter()
+        .filter(|e| !e["state"].as_str().unwrap().ends_with("synchronised"))
         .map(|e| {
             assert_eq!(e["scope"], "range");
             (

@@ -263,6 +263,11 @@ pub enum CoverageState {
     ClockOff,
     /// A flagged site's receipt times agree with the range's clock again.
     ClockOk,
+    /// The site's receiver says its own clock is not NTP-synchronised (its `clock` event): its
+    /// times are checked against the range's, as every site's are.
+    SiteUnsynchronised,
+    /// The site's receiver says its clock is synchronised again.
+    SiteSynchronised,
 }
 
 /// A `coverage` event (built by the `range` view).
@@ -285,6 +290,9 @@ pub struct CoverageEvent {
     /// The site's clock minus the range's, as measured (`clock_off`, `clock_ok`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset_s: Option<f64>,
+    /// The site receiver's own estimate of its clock error (`site_unsynchronised`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_error_us: Option<i64>,
     pub title: String,
 }
 

@@ -66,6 +66,8 @@ struct Site {
     last_ns: i64,
     silent_since_ns: Option<i64>,
     clock: SiteClock,
+    /// The site's receiver said its clock is not NTP-synchronised.
+    unsynchronised: bool,
 }
 
 #[derive(Debug, Default)]
@@ -75,6 +77,17 @@ struct Vehicle {
     last_by_site: BTreeMap<String, i64>,
     /// The sites that heard it within the threshold at the last look.
     hearing: BTreeSet<String>,
+}
+
+/// One site as `/status` shows it.
+pub struct SiteView<'a> {
+    pub name: &'a str,
+    /// Nothing received from it for longer than the threshold.
+    pub silent: bool,
+    /// Its receipt times are far from the range's clock (corrected, not trusted).
+    pub clock_off: bool,
+    /// Its receiver reported its clock is not NTP-synchronised.
+    pub unsynchronised: bool,
 }
 
 pub struct Coverage {
@@ -114,15 +127,50 @@ impl Coverage {
             .is_some_and(|s| s.clock.offset_ns.is_some())
     }
 
-    /// The sites, each with whether it is silent and whether its clock is flagged.
-    pub fn sites(&self) -> impl Iterator<Item = (&str, bool, bool)> {
-        self.sites.iter().map(|(name, s)| {
-            (
-                name.as_str(),
-                s.silent_since_ns.is_some(),
-                s.clock.offset_ns.is_some(),
-            )
+    /// The sites as `/status` shows them.
+    pub fn sites(&self) -> impl Iterator<Item = SiteView<'_>> {
+        self.sites.iter().map(|(name, s)| SiteView {
+            name,
+            silent: s.silent_since_ns.is_some(),
+            clock_off: s.clock.offset_ns.is_some(),
+            unsynchronised: s.unsynchronised,
         })
+    }
+
+    /// A site receiver's own `clock` event (from the events stream): whether its clock is
+    /// NTP-synchronised. An event only when that changes.
+    pub fn site_clock_report(
+        &mut self,
+        site: &str,
+        synchronised: bool,
+        max_error_us: Option<i64>,
+        utc_ns: i64,
+    ) -> Option<CoverageEvent> {
+        let entry = self.sites.entry(site.to_string()).or_insert_with(|| Site {
+            // Known from its events before any receipt: not silent until it has been heard.
+            last_ns: utc_ns,
+            ..Default::default()
+        });
+        if entry.unsynchronised != synchronised {
+            return None;
+        }
+        entry.unsynchronised = !synchronised;
+        let (state, title) = if synchronised {
+            (
+                CoverageState::SiteSynchronised,
+                format!("site {site}: its receiver's clock is NTP-synchronised again"),
+            )
+        } else {
+            (
+                CoverageState::SiteUnsynchronised,
+                format!(
+                    "site {site}: its receiver's clock is not NTP-synchronised; its times are checked against the range's"
+                ),
+            )
+        };
+        Some(self.site_event(utc_ns, state, site, title, |e| {
+            e.max_error_us = max_error_us
+        }))
     }
 
     /// One receipt from `site`: `recv_ns` as the site stamped it, `heartbeat` when it is one,
@@ -303,6 +351,7 @@ impl Coverage {
             sites: Some(sites),
             silent_s: None,
             offset_s: None,
+            max_error_us: None,
             title,
         }
     }
@@ -325,6 +374,7 @@ impl Coverage {
             sites: None,
             silent_s: None,
             offset_s: None,
+            max_error_us: None,
             title,
         };
         fill(&mut event);
@@ -466,6 +516,29 @@ mod tests {
             .collect();
         assert_eq!(ok.len(), 1, "{events:?}");
         assert!(!c.clock_off("east"));
+    }
+
+    #[test]
+    fn a_site_receivers_own_clock_reports_flag_it_once_per_change() {
+        let mut c = coverage();
+        let lost = c
+            .site_clock_report("north", false, Some(250_000), T0)
+            .unwrap();
+        assert_eq!(lost.state, CoverageState::SiteUnsynchronised);
+        assert_eq!(lost.max_error_us, Some(250_000));
+        assert!(c
+            .site_clock_report("north", false, Some(300_000), T0 + S)
+            .is_none());
+        assert!(c
+            .sites()
+            .any(|s| s.name == "north" && s.unsynchronised && !s.silent));
+        let back = c
+            .site_clock_report("north", true, None, T0 + 2 * S)
+            .unwrap();
+        assert_eq!(back.state, CoverageState::SiteSynchronised);
+        assert!(c.sites().all(|s| !s.unsynchronised));
+        // A synchronised report from a site never flagged says nothing.
+        assert!(c.site_clock_report("south", true, None, T0).is_none());
     }
 
     #[test]

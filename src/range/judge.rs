@@ -34,6 +34,25 @@ pub fn site_of(subject: &str) -> Option<&str> {
     }
 }
 
+/// The site of an event subject `foxborne.events.<site>.<kind>`, when the kind is `clock`.
+pub fn clock_site_of(subject: &str) -> Option<&str> {
+    let mut tokens = subject.split('.');
+    match (tokens.next(), tokens.next(), tokens.next(), tokens.next()) {
+        (Some("foxborne"), Some("events"), Some(site), Some("clock")) if !site.is_empty() => {
+            Some(site)
+        }
+        _ => None,
+    }
+}
+
+/// The part of a site's `clock` event the range reads.
+#[derive(Debug, serde::Deserialize)]
+struct ClockReport {
+    utc: String,
+    synchronised: bool,
+    max_error_us: Option<i64>,
+}
+
 impl RangeJudge {
     pub fn new(config: GapConfig, start_ns: i64) -> RangeJudge {
         let coverage = Coverage::new(
@@ -73,6 +92,21 @@ impl RangeJudge {
             );
         }
         events
+    }
+
+    /// A site receiver's own `clock` event, as published to the events stream.
+    pub fn site_clock_event(&mut self, site: &str, line: &[u8]) -> Vec<Event> {
+        let Ok(report) = serde_json::from_slice::<ClockReport>(line) else {
+            return Vec::new();
+        };
+        let Some(utc_ns) = parse_utc_ns(&report.utc) else {
+            return Vec::new();
+        };
+        self.coverage
+            .site_clock_report(site, report.synchronised, report.max_error_us, utc_ns)
+            .into_iter()
+            .map(Event::from)
+            .collect()
     }
 
     /// What falls due at `now_ns` (the live timer).
@@ -181,6 +215,17 @@ mod tests {
         assert_eq!(states, [GapState::Open, GapState::Closed]);
         assert!((events[1].gap_s.unwrap() - 6.0).abs() < 1e-9);
         assert_eq!(site_of("foxborne.receipts.north.7"), Some("north"));
+        assert_eq!(clock_site_of("foxborne.events.north.clock"), Some("north"));
+        assert_eq!(clock_site_of("foxborne.events.north.link"), None);
+        let flagged = judge.site_clock_event(
+            "north",
+            br#"{"utc":"2025-12-01T00:00:20.000Z","kind":"clock","state":"lost","synchronised":false,"max_error_us":16000000}"#,
+        );
+        assert_eq!(flagged.len(), 1);
+        let line: serde_json::Value = serde_json::from_str(&range_line(&flagged[0])).unwrap();
+        assert_eq!(line["state"], "site_unsynchronised");
+        assert_eq!(line["scope"], "range");
+        assert_eq!(line["max_error_us"], 16_000_000);
         assert_eq!(site_of("foxborne.events.north.link"), None);
     }
 }

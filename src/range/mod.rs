@@ -3,7 +3,8 @@
 //! whether a vehicle is silent; its events (`scope: "range"`, with `sites`) go to the range's own
 //! events file, the journal, `/events` and the webhooks, as the receiver's do, and `/status`
 //! shows the vehicles. The consumer is acknowledged as receipts are judged, so a restart resumes
-//! where it stopped without re-alerting what was already alerted.
+//! where it stopped without re-alerting what was already alerted. A second durable consumer
+//! reads the sites' own `clock` events from `FOXBORNE_EVENTS`.
 
 pub mod coverage;
 pub mod judge;
@@ -151,6 +152,30 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
         .messages()
         .await
         .map_err(|e| anyhow::anyhow!("the range consumer {durable}: {e}"))?;
+    // The sites' own clock reports, from the events stream, on a consumer of their own.
+    let events_stream = js
+        .get_or_create_stream(crate::publish::stream_config(
+            crate::publish::EVENTS_STREAM,
+            crate::publish::DEFAULT_MAX_AGE,
+        ))
+        .await
+        .map_err(|e| anyhow::anyhow!("the {} stream: {e}", crate::publish::EVENTS_STREAM))?;
+    let clock_durable = format!("range-{}-clock", config.name);
+    let mut clock_reports = events_stream
+        .get_or_create_consumer(
+            &clock_durable,
+            async_nats::jetstream::consumer::pull::Config {
+                durable_name: Some(clock_durable.clone()),
+                filter_subject: "foxborne.events.*.clock".into(),
+                ack_policy: async_nats::jetstream::consumer::AckPolicy::All,
+                ..Default::default()
+            },
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!("the range consumer {clock_durable}: {e}"))?
+        .messages()
+        .await
+        .map_err(|e| anyhow::anyhow!("the range consumer {clock_durable}: {e}"))?;
 
     let mut gap = crate::monitor::GapConfig::with_threshold_s(config.gap.threshold_s);
     gap.ignore_sysids = config.gap.ignore_sysids.iter().copied().collect();
@@ -189,6 +214,17 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
                 }
                 published.send_replace(Arc::new(snapshot(&judge, started_ns)));
             }
+            Some(report) = clock_reports.next() => match report {
+                Ok(report) => {
+                    if let Some(site) = judge::clock_site_of(&report.subject).map(str::to_string) {
+                        emit(&sink, judge.site_clock_event(&site, &report.payload));
+                    }
+                    if let Err(e) = report.ack().await {
+                        tracing::warn!(error = %e, "range: cannot acknowledge a site's clock report");
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "range: clock report consumer"),
+            },
             next = messages.next() => match next {
                 Some(Ok(message)) => {
                     let Some(site) = site_of(&message.subject).map(str::to_string) else {
@@ -266,10 +302,11 @@ fn snapshot(judge: &RangeJudge, started_ns: i64) -> StatusSnapshot {
         sites: judge
             .coverage()
             .sites()
-            .map(|(name, silent, clock_off)| SiteSnapshot {
-                name: name.to_string(),
-                silent,
-                clock_off,
+            .map(|site| SiteSnapshot {
+                name: site.name.to_string(),
+                silent: site.silent,
+                clock_off: site.clock_off,
+                unsynchronised: site.unsynchronised,
             })
             .collect(),
         ..Default::default()

@@ -335,6 +335,17 @@ impl prometheus_client::collector::Collector for Snapshot {
             )?;
             family(
                 &mut e,
+                "foxborne_publish_last_ack_timestamp",
+                "When JetStream last acknowledged a line, by stream (Unix time).",
+                Some(Unit::Seconds),
+                MetricType::Gauge,
+                publish.streams.iter().filter_map(|p| {
+                    let utc_ns = crate::monitor::parse_utc_ns(p.last_ack_utc.as_deref()?)?;
+                    Some((vec![("stream", p.name.clone())], gauge(utc_ns as f64 / 1e9)))
+                }),
+            )?;
+            family(
+                &mut e,
                 "foxborne_publish_connected",
                 "1 while connected to NATS.",
                 None,
@@ -447,6 +458,11 @@ mod tests {
             ("foxborne_build_info{version=\"0.1.0\"}", "1"),
             ("foxborne_http_refused_total{reason=\"host\"}", "1"),
             ("foxborne_event_clients_dropped_total{reason=\"lagged\"}", "1"),
+            ("foxborne_published_total{stream=\"receipts\"}", "1200"),
+            (
+                "foxborne_publish_last_ack_timestamp_seconds{stream=\"receipts\"}",
+                "1790260329.99",
+            ),
         ] {
             assert_eq!(sample(&text, series), Some(value), "{series}\n{text}");
         }

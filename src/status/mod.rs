@@ -49,6 +49,9 @@ pub struct SiteSnapshot {
     pub silent: bool,
     /// Its receipt times are far from the range's clock (corrected, not trusted).
     pub clock_off: bool,
+    /// Its receiver reported that its clock is not NTP-synchronised.
+    #[serde(default)]
+    pub unsynchronised: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
