@@ -3,7 +3,14 @@
 //! Parquet export of a log of over 1 GB made by the project's writer.
 //!
 //! Run: `cargo bench --bench ulog_export_bench`. Knobs: `FOXBORNE_BENCH_BYTES` (large log size,
-//! default 1.1 GB), `FOXBORNE_BENCH_DIR` (where it is written), `FOXBORNE_PYTHON`.
+//! default 1.1 GB), `FOXBORNE_BENCH_DIR` (where it is written), `FOXBORNE_PYTHON`; for profiling,
+//! `--corpus-loop N` (and `FOXBORNE_BENCH_KEEP=1` to leave its tables).
+//!
+//! Every timed export goes into a folder of its own and nothing is deleted until all are timed:
+//! on ext4 without a journal (this project's CI and bench machine) creating a file scans the
+//! inodes deleted in the last minutes (`recently_deleted` in fs/ext4/ialloc.c), so deleting the
+//! last run's 1,500 tables before each run made every create of the next up to 0.1 ms slower, a
+//! cost of the benchmark's own clean-up that an export into a fresh folder does not pay.
 
 #[path = "ulog_common/mod.rs"]
 mod ulog_common;
@@ -24,17 +31,25 @@ fn main() {
         return child(Path::new(&args[i + 1]), Path::new(&args[i + 2]));
     }
     if let Some(i) = args.iter().position(|a| a == "--corpus-loop") {
-        // For profiling: export every corpus log to Parquet N times.
+        // For profiling (`perf record`): export every corpus log to Parquet N times, each pass
+        // into a fresh folder; prints each pass's wall time.
         let n: usize = args[i + 1].parse().expect("a count");
         let out = out_dir();
-        for _ in 0..n {
+        for pass in 0..n {
+            let t = Instant::now();
             for log in corpus_logs() {
                 std::hint::black_box(
-                    export_file(&log, &out, FileFormat::Parquet, Codec::None).expect("export"),
+                    export_file(&log, &fresh(&out), FileFormat::Parquet, Codec::None)
+                        .expect("export"),
                 );
             }
+            println!("pass {pass}: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
         }
-        let _ = std::fs::remove_dir_all(&out);
+        // FOXBORNE_BENCH_KEEP=1 leaves the tables, so that runs one after the other delete
+        // nothing between them (see the module comment).
+        if std::env::var_os("FOXBORNE_BENCH_KEEP").is_none() {
+            let _ = std::fs::remove_dir_all(&out);
+        }
         return;
     }
     corpus_comparison();
@@ -48,14 +63,24 @@ fn out_dir() -> PathBuf {
         .join(format!("foxborne-export-bench-{}", std::process::id()))
 }
 
+/// A folder under `out` not used before (see the module comment: nothing is deleted while the
+/// runs are timed).
+fn fresh(out: &Path) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    out.join(
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            .to_string(),
+    )
+}
+
 /// Best wall time of `RUNS` exports of `path` (read, decode every field, write every table),
-/// each into a fresh folder (removed before the clock starts).
+/// each into a fresh folder.
 fn time_export(path: &Path, format: FileFormat, codec: Codec, out: &Path) -> f64 {
     (0..RUNS)
         .map(|_| {
-            let _ = std::fs::remove_dir_all(out);
+            let dir = fresh(out);
             let t = Instant::now();
-            let summary = export_file(path, out, format, codec).expect("export");
+            let summary = export_file(path, &dir, format, codec).expect("export");
             std::hint::black_box(&summary);
             t.elapsed().as_secs_f64()
         })
@@ -101,6 +126,8 @@ fn corpus_comparison() {
     );
     println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     let (mut bytes, mut pq_total, mut csv_total, mut py_total) = (0u64, 0f64, 0f64, 0f64);
+    // Sums of the logarithms of the per-log Parquet ratios, for their geometric mean.
+    let (mut log_ratios, mut n_ratios) = (0f64, 0usize);
     let mut snappy_total = 0f64;
     for log in &logs {
         let name = log.file_name().unwrap().to_string_lossy().to_string();
@@ -118,6 +145,8 @@ fn corpus_comparison() {
         let (theirs_text, r_pq, r_csv) = match theirs {
             Some(t) => {
                 py_total += t;
+                log_ratios += (t / pq).ln();
+                n_ratios += 1;
                 (
                     format!("{:.2} ms", t * 1e3),
                     format!("{:.1}x", t / pq),
@@ -157,6 +186,19 @@ fn corpus_comparison() {
         "Parquet with `--compression snappy`: {:.1} ms over the corpus ({})",
         snappy_total * 1e3,
         ratio(snappy_total)
+    );
+    if n_ratios > 0 {
+        println!();
+        println!(
+            "Geometric mean of the {n_ratios} per-log Parquet ratios: {:.1}x",
+            (log_ratios / n_ratios as f64).exp()
+        );
+    }
+    println!();
+    println!(
+        "Threads: {} available to this process; the export uses up to {} per log.",
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        foxborne_receiver::ulog::export::MAX_THREADS
     );
     println!();
     let _ = std::fs::remove_dir_all(&out);

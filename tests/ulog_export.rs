@@ -1,9 +1,12 @@
 //! `ulog export` against pyulog, value for value: every column of every topic instance of every
 //! corpus log, in Parquet (read back with pyarrow) and CSV (read back with pandas), by
-//! `tests/ulog_export_check.py`; plus the export's exit codes on damaged logs.
+//! `tests/ulog_export_check.py`; the Parquet of a few logs read back with DuckDB and Polars
+//! (`tests/ulog_export_readers.py`); plus the export's exit codes on damaged logs, what a
+//! rejected file leaves (nothing) and the samples a format redefinition keeps out of a table.
 
 mod common;
 
+use foxborne_receiver::ulog::writer::UlogWriter;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -124,6 +127,185 @@ fn export_exit_codes_follow_the_log_status() {
 
     let run = export(std::slice::from_ref(&not_ulog), "csv", &out);
     assert_eq!(run.status.code(), Some(4));
-    assert!(!out.join("not").join("parameters.csv").exists());
+    assert!(!out.join("not").exists());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The interpreter for the DuckDB and Polars read-back: [`common::python`] when it also imports
+/// `duckdb` and `polars`. Skips (saying so) without them, or fails with
+/// `FOXBORNE_REQUIRE_PYTHON=1`.
+fn python_with_duckdb_and_polars() -> Option<PathBuf> {
+    let python = common::python()?;
+    let ok = Command::new(&python)
+        .args(["-c", "import duckdb, polars"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        return Some(python);
+    }
+    let why = format!(
+        "{} does not import duckdb and polars (pip install duckdb polars)",
+        python.display()
+    );
+    assert!(
+        std::env::var("FOXBORNE_REQUIRE_PYTHON").as_deref() != Ok("1"),
+        "{why} and FOXBORNE_REQUIRE_PYTHON=1"
+    );
+    eprintln!("SKIP: {why}");
+    None
+}
+
+#[test]
+#[cfg_attr(
+    foxborne_no_corpus,
+    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
+)]
+fn parquet_reads_back_in_duckdb_and_polars() {
+    // Console messages with and without tags (a nullable column), nested arrays of structs, and
+    // the longest and most varied logs; uncompressed and Snappy.
+    let logs: Vec<PathBuf> = [
+        "pyulog_sample.ulg",
+        "pyulog_sample_logging_tagged_and_default_params.ulg",
+        "px4ulogrs_esc_status_log.ulg",
+        "px4ulogrs_quadrotor_local.ulg",
+    ]
+    .iter()
+    .map(|name| common::corpus_file("ulog", name))
+    .collect();
+    let Some(python) = python_with_duckdb_and_polars() else {
+        return;
+    };
+    let out = scratch("readers");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ulog_export_readers.py");
+    for compression in ["none", "snappy"] {
+        let dir = out.join(compression);
+        let run = Command::new(common::binary())
+            .args(["ulog", "export", "--compression", compression, "--out"])
+            .arg(&dir)
+            .args(&logs)
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "export failed: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let check = Command::new(&python)
+            .arg(&script)
+            .arg(&dir)
+            .args(&logs)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&check.stdout);
+        assert!(
+            check.status.success(),
+            "DuckDB or Polars disagrees ({compression}; {stdout}):\n{}",
+            String::from_utf8_lossy(&check.stderr)
+        );
+        let summary: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+        assert_eq!(summary["logs"], logs.len(), "{summary}");
+        assert_eq!(summary["problems"], 0, "{summary}");
+        assert!(summary["tables"].as_u64().unwrap() > 200, "{summary}");
+        assert!(summary["values"].as_u64().unwrap() > 1_000_000, "{summary}");
+    }
+}
+
+#[test]
+fn a_rejected_file_leaves_no_folder() {
+    let dir = scratch("rejected");
+    let encrypted = dir.join("encrypted.ulg");
+    let mut bytes = b"ULogEnc".to_vec();
+    bytes.extend_from_slice(&[0x5A; 200]);
+    std::fs::write(&encrypted, &bytes).unwrap();
+    let not_ulog = dir.join("notes.ulg");
+    std::fs::write(&not_ulog, b"%PDF-1.7 not a flight log").unwrap();
+    let good = dir.join("good.ulg");
+    std::fs::write(&good, small_log(|_| Ok(()))).unwrap();
+
+    // Only rejected files: not even the output folder is made.
+    let out = dir.join("out");
+    for format in ["parquet", "csv"] {
+        let run = export(&[encrypted.clone(), not_ulog.clone()], format, &out);
+        assert_eq!(run.status.code(), Some(4), "{format}");
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(stderr.contains("encrypted.ulg: rejected"), "{stderr}");
+        assert!(stderr.contains("notes.ulg: rejected"), "{stderr}");
+        assert!(!out.exists(), "{format}: {} was made", out.display());
+    }
+
+    // Beside a good log: its folder only.
+    let run = export(&[encrypted, good, not_ulog], "parquet", &out);
+    assert_eq!(run.status.code(), Some(4));
+    let mut made: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    made.sort();
+    assert_eq!(made, ["good"]);
+}
+
+/// A small valid log: topic `t` (`uint64_t timestamp; float x;`) subscribed as msg_id 0 with
+/// three samples, then whatever `more` writes.
+fn small_log(more: impl FnOnce(&mut UlogWriter<Vec<u8>>) -> std::io::Result<()>) -> Vec<u8> {
+    let mut w = UlogWriter::new(Vec::new(), 1_000).unwrap();
+    w.flag_bits([0; 8], [0; 8], [0; 3]).unwrap();
+    w.format("t:uint64_t timestamp;float x;").unwrap();
+    w.subscribe(0, 0, "t").unwrap();
+    for i in 0..3u64 {
+        let mut p = (1_000 + i).to_le_bytes().to_vec();
+        p.extend_from_slice(&(i as f32).to_le_bytes());
+        w.data(0, &p).unwrap();
+    }
+    more(&mut w).unwrap();
+    w.into_inner()
+}
+
+#[test]
+fn samples_of_a_redefined_format_are_counted_and_reported() {
+    // `t` is redefined mid-log (smaller, other types) and subscribed again, same instance: its
+    // samples cannot go in the table made for the first format. An `F` message in the data
+    // section is read, as PX4 tools read it.
+    let bytes = small_log(|w| {
+        w.format("t:uint64_t timestamp;uint16_t y;")?;
+        w.subscribe(0, 1, "t")?;
+        for i in 0..5u64 {
+            let mut p = (2_000 + i).to_le_bytes().to_vec();
+            p.extend_from_slice(&7u16.to_le_bytes());
+            w.data(1, &p)?;
+        }
+        // Another instance of the same topic gets its own table, with the new format.
+        w.subscribe(1, 2, "t")?;
+        let mut p = 3_000u64.to_le_bytes().to_vec();
+        p.extend_from_slice(&9u16.to_le_bytes());
+        w.data(2, &p)
+    });
+    let dir = scratch("redefined");
+    let log = dir.join("redefined.ulg");
+    std::fs::write(&log, bytes).unwrap();
+    for format in ["parquet", "csv"] {
+        let out = dir.join(format);
+        let run = export(std::slice::from_ref(&log), format, &out);
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&run.stdout),
+            String::from_utf8_lossy(&run.stderr),
+        );
+        // The log is sound: the exit code follows its status.
+        assert_eq!(run.status.code(), Some(0), "{stdout}{stderr}");
+        assert!(
+            stdout.contains("2 topic tables (4 rows, 5 samples skipped)"),
+            "{stdout}"
+        );
+        assert!(
+            stderr.contains(&format!(
+                "redefined.ulg: warning: 5 samples not exported: their topic's format was redefined after its table was made, and a table has one format (t_0.{format}: 5)"
+            )),
+            "{stderr}"
+        );
+        if format == "csv" {
+            let t0 = std::fs::read_to_string(out.join("redefined/t_0.csv")).unwrap();
+            assert_eq!(t0, "timestamp,x\n1000,0\n1001,1\n1002,2\n");
+            let t1 = std::fs::read_to_string(out.join("redefined/t_1.csv")).unwrap();
+            assert_eq!(t1, "timestamp,y\n3000,9\n");
+        }
+    }
 }

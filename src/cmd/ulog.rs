@@ -136,14 +136,34 @@ fn run_export(args: ExportArgs) -> anyhow::Result<i32> {
             continue;
         }
         let rows: u64 = summary.topics.iter().map(|(_, n)| n).sum();
+        let skipped = summary.skipped_samples();
         println!(
-            "{}: {} topic tables ({} rows) and {} in {}",
+            "{}: {} topic tables ({} rows{}) and {} in {}",
             file.display(),
             summary.topics.len(),
             rows,
+            if skipped > 0 {
+                format!(", {skipped} samples skipped")
+            } else {
+                String::new()
+            },
             summary.side_tables.join(", "),
             summary.dir.display()
         );
+        if skipped > 0 {
+            // The log itself is sound (its status, and so the exit code, is unchanged), but
+            // these samples are in no table.
+            let tables: Vec<String> = summary
+                .skipped
+                .iter()
+                .map(|(name, n)| format!("{name}: {n}"))
+                .collect();
+            eprintln!(
+                "{}: warning: {skipped} samples not exported: their topic's format was redefined after its table was made, and a table has one format ({})",
+                file.display(),
+                tables.join(", ")
+            );
+        }
         if rows == 0 && summary.stopped.is_none() && summary.first_malformed.is_none() {
             eprintln!(
                 "{}: quarantined: the log has no data (not one logged sample); only empty tables were written",

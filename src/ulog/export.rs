@@ -11,18 +11,21 @@
 //! out).
 
 use super::error::ReadError;
-use super::format::{BasicType, FlatField, FormatRegistry};
+use super::format::{BasicType, FlatField, FormatRegistry, TopicLayout};
 use super::reader::StreamReader;
 use super::record::{level_name, Record};
 use super::table::{Cell, Codec, Column, FileFormat, Kind, TableError, TableWriter};
 use super::value::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A topic instance writes a row group once this many bytes of values are buffered.
 pub const ROW_GROUP_BYTES: usize = 2 << 20;
 /// All topic instances together buffer at most this much.
 pub const BUFFER_BUDGET: usize = 16 << 20;
+/// Threads finishing the tables at the end of a log, at most.
+pub const MAX_THREADS: usize = 4;
 
 /// Why an export stopped.
 #[derive(Debug, thiserror::Error)]
@@ -108,17 +111,89 @@ fn le<const N: usize>(p: &[u8], at: usize) -> [u8; N] {
     a
 }
 
+/// Raw rows of one size, in blocks that are never moved once filled (a growing `Vec` copies
+/// everything each time it doubles): the first block is small, then each twice the last, up to
+/// [`Rows::MAX_BLOCK`] bytes.
+struct Rows {
+    size: usize,
+    blocks: Vec<Vec<u8>>,
+    bytes: usize,
+}
+
+impl Rows {
+    const FIRST_BLOCK: usize = 4 << 10;
+    const MAX_BLOCK: usize = 128 << 10;
+
+    fn new(size: usize) -> Rows {
+        Rows {
+            size,
+            blocks: Vec::new(),
+            bytes: 0,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, row: &[u8]) {
+        match self.blocks.last_mut() {
+            Some(b) if b.capacity() - b.len() >= row.len() => b.extend_from_slice(row),
+            _ => self.push_cold(row),
+        }
+        self.bytes += row.len();
+    }
+
+    #[cold]
+    fn push_cold(&mut self, row: &[u8]) {
+        let target = self.blocks.last().map_or(Self::FIRST_BLOCK, |b| {
+            (2 * b.capacity()).min(Self::MAX_BLOCK)
+        });
+        let rows = (target / self.size.max(1)).max(1);
+        let mut block = Vec::with_capacity(rows * self.size);
+        block.extend_from_slice(row);
+        self.blocks.push(block);
+    }
+
+    /// The rows, block by block.
+    fn blocks(&self) -> impl Iterator<Item = std::slice::ChunksExact<'_, u8>> {
+        let size = self.size.max(1);
+        self.blocks.iter().map(move |b| b.chunks_exact(size))
+    }
+
+    fn count(&self) -> usize {
+        self.bytes.checked_div(self.size).unwrap_or(0)
+    }
+
+    fn clear(&mut self) {
+        self.blocks.clear();
+        self.bytes = 0;
+    }
+}
+
 /// One topic instance being exported. Samples are kept as the raw rows they arrived as (one
 /// copy per sample) and turned into columns a row group at a time, one tight loop per column.
 struct TopicTable {
-    format_name: String,
+    /// The layout and flattened fields of the subscription that made the table: a later
+    /// subscription of the same topic instance to a different format (the format redefined in
+    /// between) is not written to it.
+    layout: Arc<TopicLayout>,
+    fields: Vec<FlatField>,
     sources: Vec<Source>,
     table: Sink,
     /// Bytes of a row: the format's written size (the columns lie within it).
     row_size: usize,
-    rows: Vec<u8>,
+    rows: Rows,
     /// Samples whose subscription used another format than the first (not written).
     mismatched: u64,
+}
+
+impl TopicTable {
+    /// Whether samples of `subscription` (same topic and multi_id) fit this table's columns.
+    fn fits(&self, subscription: &super::record::Subscription, formats: &FormatRegistry) -> bool {
+        Arc::ptr_eq(&self.layout, &subscription.layout)
+            || (self.layout.written_size == subscription.layout.written_size
+                && formats
+                    .flatten(&subscription.layout.format_name)
+                    .is_ok_and(|f| f == self.fields))
+    }
 }
 
 /// A topic's file: created when its first row group is written (most topics of a short log are
@@ -153,79 +228,70 @@ impl Sink {
 }
 
 /// Values of one column from raw rows: `read` gets each row from `offset` on.
-fn column<T>(
-    rows: &[u8],
-    row_size: usize,
-    offset: usize,
-    out: &mut Vec<T>,
-    read: impl Fn(&[u8]) -> T,
-) {
-    out.extend(rows.chunks_exact(row_size).map(|r| read(&r[offset..])));
+fn column<T>(rows: &Rows, offset: usize, out: &mut Vec<T>, read: impl Fn(&[u8]) -> T) {
+    out.reserve(rows.count());
+    for block in rows.blocks() {
+        out.extend(block.map(|r| read(&r[offset..])));
+    }
 }
 
 impl TopicTable {
     /// Appends one sample (its payload is at least the written size, checked by the decoder).
     #[inline]
     fn push(&mut self, payload: &[u8]) {
-        self.rows.extend_from_slice(&payload[..self.row_size]);
+        self.rows.push(&payload[..self.row_size]);
     }
 
     fn buffered_bytes(&self) -> usize {
-        self.rows.len()
+        self.rows.bytes
     }
 
     /// Turns the buffered rows into columns and writes them as one row group.
     fn flush(&mut self) -> Result<(), TableError> {
-        if self.rows.is_empty() {
+        if self.rows.bytes == 0 {
             return Ok(());
         }
         let table = self.table.open()?;
-        let (rows, size) = (&self.rows[..], self.row_size.max(1));
-        let n = if self.row_size == 0 {
-            0
-        } else {
-            rows.len() / size
-        };
+        let rows = &self.rows;
+        let n = rows.count();
         for (i, source) in self.sources.iter().enumerate() {
             match *source {
                 Source::Basic { ty, offset: o } => match ty {
-                    BasicType::Float => column(rows, size, o, table.f32s(i).expect("float"), |b| {
+                    BasicType::Float => column(rows, o, table.f32s(i).expect("float"), |b| {
                         f32::from_le_bytes(le(b, 0))
                     }),
-                    BasicType::Double => {
-                        column(rows, size, o, table.f64s(i).expect("double"), |b| {
-                            f64::from_le_bytes(le(b, 0))
-                        })
-                    }
+                    BasicType::Double => column(rows, o, table.f64s(i).expect("double"), |b| {
+                        f64::from_le_bytes(le(b, 0))
+                    }),
                     BasicType::UInt64 | BasicType::Int64 => {
-                        column(rows, size, o, table.i64s(i).expect("int64"), |b| {
+                        column(rows, o, table.i64s(i).expect("int64"), |b| {
                             i64::from_le_bytes(le(b, 0))
                         })
                     }
                     BasicType::Bool => {
-                        column(rows, size, o, table.bools(i).expect("bool"), |b| b[0] != 0)
+                        column(rows, o, table.bools(i).expect("bool"), |b| b[0] != 0)
                     }
-                    BasicType::Int8 => column(rows, size, o, table.i32s(i).expect("int"), |b| {
+                    BasicType::Int8 => column(rows, o, table.i32s(i).expect("int"), |b| {
                         i32::from(b[0] as i8)
                     }),
-                    BasicType::UInt8 => column(rows, size, o, table.i32s(i).expect("int"), |b| {
-                        i32::from(b[0])
-                    }),
-                    BasicType::Int16 => column(rows, size, o, table.i32s(i).expect("int"), |b| {
+                    BasicType::UInt8 => {
+                        column(rows, o, table.i32s(i).expect("int"), |b| i32::from(b[0]))
+                    }
+                    BasicType::Int16 => column(rows, o, table.i32s(i).expect("int"), |b| {
                         i32::from(i16::from_le_bytes(le(b, 0)))
                     }),
-                    BasicType::UInt16 => column(rows, size, o, table.i32s(i).expect("int"), |b| {
+                    BasicType::UInt16 => column(rows, o, table.i32s(i).expect("int"), |b| {
                         i32::from(u16::from_le_bytes(le(b, 0)))
                     }),
                     BasicType::Int32 | BasicType::UInt32 => {
-                        column(rows, size, o, table.i32s(i).expect("int"), |b| {
+                        column(rows, o, table.i32s(i).expect("int"), |b| {
                             i32::from_le_bytes(le(b, 0))
                         })
                     }
                     BasicType::Char => unreachable!("char columns are text"),
                 },
                 Source::Text { offset, len } => {
-                    for r in rows.chunks_exact(size) {
+                    for r in rows.blocks().flatten() {
                         let raw = &r[offset..offset + len];
                         let end = raw.iter().position(|b| *b == 0).unwrap_or(len);
                         let text = super::value::text_lossy(&raw[..end]);
@@ -265,8 +331,20 @@ pub struct ExportSummary {
     pub first_malformed: Option<String>,
     /// A problem that ended reading early (truncation): the data before it was exported.
     pub stopped: Option<String>,
-    /// The log could not be read at all (not a ULog, encrypted, unknown flags): nothing written.
+    /// The log could not be read at all (not a ULog, encrypted, unknown flags): nothing written,
+    /// not even the folder.
     pub rejected: Option<String>,
+    /// Samples not exported because their subscription's format differs from the one the topic
+    /// instance's table was made with (the format was redefined in between): table file name
+    /// and samples skipped, for each table that skipped any.
+    pub skipped: Vec<(String, u64)>,
+}
+
+impl ExportSummary {
+    /// Samples skipped in all tables (see [`ExportSummary::skipped`]).
+    pub fn skipped_samples(&self) -> u64 {
+        self.skipped.iter().map(|(_, n)| n).sum()
+    }
 }
 
 /// Rows of the side tables, gathered while reading (they are small: a few thousand rows).
@@ -303,17 +381,35 @@ pub fn export_file(
     export_reader(file, &out.join(stem), format, codec)
 }
 
-/// Exports the log read from `input` into `dir` (created if missing).
+/// Creates `dir` (and its parents) the first time a table is about to be written, so that a
+/// rejected file leaves no folder behind.
+struct Folder<'a> {
+    dir: &'a Path,
+    made: bool,
+}
+
+impl Folder<'_> {
+    fn make(&mut self) -> Result<(), ExportError> {
+        if !self.made {
+            std::fs::create_dir_all(self.dir).map_err(|source| ExportError::Io {
+                path: self.dir.to_path_buf(),
+                source,
+            })?;
+            self.made = true;
+        }
+        Ok(())
+    }
+}
+
+/// Exports the log read from `input` into `dir` (created if missing, unless the log is
+/// rejected).
 pub fn export_reader<R: std::io::Read>(
     input: R,
     dir: &Path,
     format: FileFormat,
     codec: Codec,
 ) -> Result<ExportSummary, ExportError> {
-    std::fs::create_dir_all(dir).map_err(|source| ExportError::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
+    let mut folder = Folder { dir, made: false };
     let mut summary = ExportSummary {
         dir: dir.to_path_buf(),
         ..ExportSummary::default()
@@ -322,8 +418,8 @@ pub fn export_reader<R: std::io::Read>(
     let mut tables: Vec<TopicTable> = Vec::new();
     let mut names: Vec<String> = Vec::new();
     let mut by_key: HashMap<(String, u8), usize> = HashMap::new();
-    // msg_id to table index, for the per-sample path.
-    let mut by_msg_id: Vec<Option<usize>> = Vec::new();
+    // msg_id to table index and whether its samples fit the table, for the per-sample path.
+    let mut by_msg_id: Vec<Option<(usize, bool)>> = Vec::new();
     let mut side = Side::default();
     let mut clock = 0u64;
     let mut multi_index: HashMap<String, u32> = HashMap::new();
@@ -356,12 +452,13 @@ pub fn export_reader<R: std::io::Read>(
                 if let Some(ts) = sample.timestamp {
                     clock = clock.max(ts);
                 }
-                let Some(Some(index)) = by_msg_id.get(usize::from(sample.subscription.msg_id))
+                let Some(Some((index, fits))) =
+                    by_msg_id.get(usize::from(sample.subscription.msg_id))
                 else {
                     continue;
                 };
                 let t = &mut tables[*index];
-                if t.format_name != sample.subscription.layout.format_name {
+                if !fits {
                     t.mismatched += 1;
                     continue;
                 }
@@ -369,10 +466,12 @@ pub fn export_reader<R: std::io::Read>(
                 buffered_total += t.row_size;
                 let after = t.buffered_bytes();
                 if after >= ROW_GROUP_BYTES {
+                    folder.make()?;
                     t.flush()?;
                     buffered_total -= after;
                 }
                 if buffered_total > BUFFER_BUDGET {
+                    folder.make()?;
                     buffered_total -= flush_largest(&mut tables)?;
                 }
             }
@@ -381,21 +480,21 @@ pub fn export_reader<R: std::io::Read>(
                 formats,
             } => {
                 let key = (subscription.topic.to_string(), subscription.multi_id);
-                let index = match by_key.get(&key) {
-                    Some(i) => *i,
+                let target = match by_key.get(&key) {
+                    Some(i) => (*i, tables[*i].fits(subscription, formats)),
                     None => {
                         let table = open_topic(dir, format, codec, &key, formats, subscription)?;
                         names.push(format!("{}_{}.{}", key.0, key.1, format.extension()));
                         tables.push(table);
                         by_key.insert(key, tables.len() - 1);
-                        tables.len() - 1
+                        (tables.len() - 1, true)
                     }
                 };
                 let id = usize::from(subscription.msg_id);
                 if by_msg_id.len() <= id {
                     by_msg_id.resize(id + 1, None);
                 }
-                by_msg_id[id] = Some(index);
+                by_msg_id[id] = Some(target);
             }
             Record::Unsubscription { msg_id } => {
                 if let Some(slot) = by_msg_id.get_mut(usize::from(*msg_id)) {
@@ -475,12 +574,20 @@ pub fn export_reader<R: std::io::Read>(
             | Record::Unknown { .. } => {}
         }
     }
-    for (rows, name) in finish_all(tables)?.into_iter().zip(names) {
+    if summary.rejected.is_some() {
+        // Rejected on its first bytes: no table, no folder.
+        return Ok(summary);
+    }
+    folder.make()?;
+    let skipped: Vec<u64> = tables.iter().map(|t| t.mismatched).collect();
+    let (rows, side_tables) = finish_all(tables, || write_side_tables(dir, format, codec, &side));
+    for ((rows, name), skipped) in rows?.into_iter().zip(names).zip(skipped) {
+        if skipped > 0 {
+            summary.skipped.push((name.clone(), skipped));
+        }
         summary.topics.push((name, rows));
     }
-    if summary.rejected.is_none() {
-        summary.side_tables = write_side_tables(dir, format, codec, &side)?;
-    }
+    summary.side_tables = side_tables?;
     Ok(summary)
 }
 
@@ -499,7 +606,8 @@ fn open_topic(
     let (columns, sources) = topic_columns(&fields);
     let path = dir.join(format!("{}_{}.{}", key.0, key.1, format.extension()));
     Ok(TopicTable {
-        format_name: subscription.layout.format_name.clone(),
+        layout: subscription.layout.clone(),
+        fields,
         sources,
         table: Sink::Pending {
             path,
@@ -508,32 +616,52 @@ fn open_topic(
             columns,
         },
         row_size: subscription.layout.written_size,
-        rows: Vec::new(),
+        rows: Rows::new(subscription.layout.written_size),
         mismatched: 0,
     })
 }
 
-/// Finishes every table (creating the files not created yet), on up to 4 threads: the tables
-/// are independent, and most of a short log's work is here. Returns each table's rows, in order.
-fn finish_all(tables: Vec<TopicTable>) -> Result<Vec<u64>, TableError> {
-    let workers = std::thread::available_parallelism()
+/// Finishes every table (creating the files not created yet) and runs `side` (the side
+/// tables), on up to [`MAX_THREADS`] threads, this one included: the tables are independent, and
+/// most of a short log's work is here. Threads take the largest tables first; a log of a few
+/// small tables is finished on this thread alone, where starting a thread would cost more than
+/// it saves. Returns each table's rows, in order, and what `side` returned.
+fn finish_all<S: Send>(
+    tables: Vec<TopicTable>,
+    side: impl FnOnce() -> S + Send,
+) -> (Result<Vec<u64>, TableError>, S) {
+    let bytes: usize = tables.iter().map(|t| t.buffered_bytes()).sum();
+    let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .clamp(1, 4);
-    let per = tables.len().div_ceil(workers).max(1);
-    let mut slots: Vec<Option<TopicTable>> = tables.into_iter().map(Some).collect();
-    let mut rows: Vec<Result<u64, TableError>> = slots.iter().map(|_| Ok(0)).collect();
-    std::thread::scope(|scope| {
-        for (tables, rows) in slots.chunks_mut(per).zip(rows.chunks_mut(per)) {
-            scope.spawn(move || {
-                for (slot, out) in tables.iter_mut().zip(rows) {
-                    if let Some(table) = slot.take() {
-                        *out = table.finish();
-                    }
-                }
-            });
+        .min(MAX_THREADS)
+        .min(1 + tables.len() / 16)
+        .min(1 + bytes / (64 << 10))
+        .max(1);
+    let mut rows: Vec<Result<u64, TableError>> = tables.iter().map(|_| Ok(0)).collect();
+    let mut order: Vec<(usize, TopicTable)> = tables.into_iter().enumerate().collect();
+    order.sort_by_key(|(_, t)| std::cmp::Reverse(t.buffered_bytes()));
+    let queue = std::sync::Mutex::new(order.into_iter());
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+            let Some((i, table)) = next else { break done };
+            done.push((i, table.finish()));
         }
+    };
+    let side = std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let side = side();
+        let mut done = work();
+        for h in helpers {
+            done.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        }
+        for (i, r) in done {
+            rows[i] = r;
+        }
+        side
     });
-    rows.into_iter().collect()
+    (rows.into_iter().collect(), side)
 }
 
 /// Writes out the topic table with the most buffered bytes; returns how many.
