@@ -241,6 +241,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         receipts_by_message: Default::default(),
         notifier: notify::Notifier::from_env(),
         last_tick_ns: started_utc_ns,
+        clock_unreadable: false,
         order: Default::default(),
         drops_at_heartbeat: Default::default(),
         #[cfg(feature = "testing")]

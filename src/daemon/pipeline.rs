@@ -113,6 +113,8 @@ pub struct Pipeline {
     pub receipts_by_message: BTreeMap<(LinkId, u8, &'static str), u64>,
     pub notifier: Notifier,
     pub last_tick_ns: i64,
+    /// The kernel's NTP state could not be read (said once).
+    pub clock_unreadable: bool,
     /// Monitor input waiting for the watermark.
     pub order: EventOrder,
     /// Per system: every link's drop total at its last heartbeat (for `receiver_dropped`).
@@ -296,13 +298,21 @@ impl Pipeline {
         }
         self.notifier.watchdog_tick();
         let now = clock::utc_ns();
-        if let Some(status) = kernel_clock::read() {
-            if let Some(event) =
-                self.clock_watch
-                    .observe(status.synchronised, status.max_error_us, now)
-            {
-                self.sinks.events.emit(&Event::from(event));
+        match kernel_clock::read() {
+            Ok(status) => {
+                if let Some(event) =
+                    self.clock_watch
+                        .observe(status.synchronised, status.max_error_us, now)
+                {
+                    self.sinks.events.emit(&Event::from(event));
+                }
             }
+            Err(errno) if !self.clock_unreadable => {
+                // Once: without it there are no clock events and no receiver clock error.
+                self.clock_unreadable = true;
+                tracing::warn!(error = %errno, "cannot read the kernel's NTP state (adjtimex: {errno}); no clock events and no receiver clock error until it can");
+            }
+            Err(_) => {}
         }
         for writer in [
             Some(&self.sinks.receive),
