@@ -13,6 +13,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=${1:?python with pymavlink}
 DEB=$(realpath "${2:?the .deb to test}")
+# The previous release's .deb for the upgrade check (.ci/run builds the last landing's); without
+# it, this package relabelled 0.0.0-1 stands in (the upgrade path of the packaging only).
+PREV_DEB=${3:+$(realpath "$3")}
 here=$(pwd)
 send="$PY $here/tests/system/send.py"
 target=${CARGO_TARGET_DIR:-$here/target}
@@ -36,17 +39,22 @@ mkdir -p "$root"
 tar -C "$root" -xf "$tarball"
 echo "rootfs ready ($(elapsed "$started") s)"
 
-# --- the previous release: the same package as version 0.0.0-1, for the upgrade check --------
-# (There is no published earlier .deb; this exercises the upgrade path of the package itself:
-# conffile kept, service restarted. The binary is the same.)
-prev=$cache/prev
-rm -rf "$prev" && mkdir -p "$prev/pkg"
-dpkg-deb -R "$DEB" "$prev/pkg"
-sed -i 's/^Version: .*/Version: 0.0.0-1/' "$prev/pkg/DEBIAN/control"
-dpkg-deb --root-owner-group -b "$prev/pkg" "$prev/foxborne-receiver_0.0.0-1_amd64.deb" >/dev/null
+# --- the previous release, for the upgrade check ------------------------------------------------
 mkdir -p "$root/root/pkg"
 cp "$DEB" "$root/root/pkg/new.deb"
-cp "$prev/foxborne-receiver_0.0.0-1_amd64.deb" "$root/root/pkg/prev.deb"
+if [ -n "$PREV_DEB" ]; then
+  cp "$PREV_DEB" "$root/root/pkg/prev.deb"
+  echo "previous release: $(dpkg-deb -f "$PREV_DEB" Version) ($(basename "$PREV_DEB"))"
+else
+  # The same package as version 0.0.0-1: the upgrade path of the packaging (conffile kept,
+  # service restarted), not of the binary.
+  prev=$cache/prev
+  rm -rf "$prev" && mkdir -p "$prev/pkg"
+  dpkg-deb -R "$DEB" "$prev/pkg"
+  sed -i 's/^Version: .*/Version: 0.0.0-1/' "$prev/pkg/DEBIAN/control"
+  dpkg-deb --root-owner-group -b "$prev/pkg" "$root/root/pkg/prev.deb" >/dev/null
+  echo "previous release: none given, this package relabelled 0.0.0-1"
+fi
 
 # --- host side: ports, an HTTPS webhook receiver, NATS ------------------------------------------
 base=$((20000 + ($$ % 4000) * 5))
@@ -153,7 +161,14 @@ check() {
   local name=$1; shift
   local t; t=$(date +%s.%N)
   echo; echo "-- $name"
-  if ( set -euo pipefail; "$@" ); then
+  # Not under `if`: bash ignores `set -e` in anything an `if` tests, subshells included, so
+  # only a check's last command would count.
+  local status
+  set +e
+  ( set -eEuo pipefail; trap 'echo "  failed at line $LINENO: $BASH_COMMAND"' ERR; "$@" )
+  status=$?
+  set -e
+  if [ "$status" -eq 0 ]; then
     passed+=("$name"); echo "PASS $name ($(elapsed "$t") s)"
   else
     failed+=("$name"); echo "FAIL $name ($(elapsed "$t") s)"
@@ -211,15 +226,34 @@ EOF
   fi
 }
 
+# What an operator ran with the previous release: only keys every release knows.
+config_previous() {
+  cat <<EOF
+# The system-test's config, as written for the previous release.
+data_dir = "./data"
+fsync_interval_s = 0.2
+[[link]]
+name = "udp"
+udp = "127.0.0.1:$UDP_PORT"
+[gap]
+threshold_s = 2.0
+[http]
+listen = "127.0.0.1:$HTTP_PORT"
+EOF
+}
+
 install_previous() {
   c 'apt-get install -y -qq /root/pkg/prev.deb >/dev/null 2>&1'
+  # A release whose package had no maintainer scripts was enabled by hand.
+  c 'systemctl daemon-reload; systemctl is-enabled -q foxborne-receiver || systemctl enable -q foxborne-receiver'
   c 'systemctl is-enabled foxborne-receiver' | grep -qx enabled
   # The operator's edits: the conffile, the CA, a serial radio (a socat pty pair, kept running).
-  config > "$root/etc/foxborne-receiver/receiver.toml"
+  config_previous > "$root/etc/foxborne-receiver/receiver.toml"
   cp "$root/root/pkg/test-ca.pem" "$root/etc/foxborne-receiver/test-ca.pem"
   # The radio's end is root:dialout 0660, as a USB serial adapter's node is.
   c 'systemd-run --quiet --unit=radio socat pty,raw,echo=0,link=/dev/ttyFOX,group-late=dialout,perm-late=0660 pty,raw,echo=0,link=/dev/ttyFOXIN'
-  wait_until 5 '[ -e "$root/dev/ttyFOXIN" ]'
+  # The container's /dev is its own tmpfs: look from inside.
+  wait_until 5 "c '[ -e /dev/ttyFOXIN ]'"
   c 'systemctl start foxborne-receiver'
   c 'systemctl is-active foxborne-receiver' | grep -qx active
 }
@@ -232,15 +266,26 @@ upgrade_keeps_config_and_restarts() {
   for stream in receive events tlog; do
     mkdir -p "$state_dir/data/$stream/2020-01-0${#stream}"
     echo '{}' > "$state_dir/data/$stream/2020-01-0${#stream}/old.jsonl"
+    # (tlog/ did not exist under the previous config: made here as the service would.)
+    chown "$owner" "$state_dir/data/$stream"
     chown -R "$owner" "$state_dir/data/$stream/2020-01-0${#stream}"
   done
-  c 'apt-get install -y -qq /root/pkg/new.deb >/dev/null 2>&1'
-  c 'dpkg-query -W -f "\${Version}" foxborne-receiver' | grep -qx 0.1.0-1
-  grep -q "system-test's config" "$root/etc/foxborne-receiver/receiver.toml"
+  local binary_before; binary_before=$(sha256sum < "$root/usr/bin/foxborne-receiver")
+  # As unattended upgrades do: keep the operator's edited conffile, never ask.
+  c 'apt-get install -y -qq -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold /root/pkg/new.deb >/dev/null 2>&1'
+  c 'dpkg-query -W -f "\${Version}" foxborne-receiver' | grep -qx "$(dpkg-deb -f "$DEB" Version)"
+  grep -q "system-test's config, as written for the previous release" "$root/etc/foxborne-receiver/receiver.toml"
+  if [ -n "$PREV_DEB" ]; then
+    [ "$(sha256sum < "$root/usr/bin/foxborne-receiver")" != "$binary_before" ]
+  fi
   wait_until 10 "c 'systemctl is-active foxborne-receiver' | grep -qx active"
   after=$(c 'systemctl show -p MainPID --value foxborne-receiver')
-  echo "MainPID $before -> $after"
+  echo "MainPID $before -> $after (the new binary on the previous release's config)"
   [ "$before" != "$after" ] && [ "$after" != 0 ]
+  # The operator then turns on what the new release brings; retention runs at this start.
+  config > "$root/etc/foxborne-receiver/receiver.toml"
+  c 'systemctl restart foxborne-receiver'
+  c 'systemctl is-active foxborne-receiver' | grep -qx active
 }
 
 retention_at_start() {
