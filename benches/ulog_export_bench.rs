@@ -15,7 +15,7 @@
 #[path = "ulog_common/mod.rs"]
 mod ulog_common;
 
-use foxborne_receiver::ulog::export::export_file;
+use foxborne_receiver::ulog::export::{export_file, export_files};
 use foxborne_receiver::ulog::table::{Codec, FileFormat};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -52,6 +52,10 @@ fn main() {
         }
         return;
     }
+    if args.iter().any(|a| a == "--rounds") {
+        // Only the headline batch comparison.
+        return batch_rounds(&corpus_logs(), &out_dir());
+    }
     corpus_comparison();
     big_log();
 }
@@ -85,6 +89,92 @@ fn time_export(path: &Path, format: FileFormat, codec: Codec, out: &Path) -> f64
             t.elapsed().as_secs_f64()
         })
         .fold(f64::INFINITY, f64::min)
+}
+
+/// This process's CPU time so far (all threads, user and system), in seconds.
+fn cpu_seconds() -> f64 {
+    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
+        .expect("getrusage");
+    let secs = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 * 1e-6;
+    secs(usage.user_time()) + secs(usage.system_time())
+}
+
+/// Rounds of the headline comparison (see [`batch_rounds`]).
+const ROUNDS: usize = 7;
+
+/// The headline figure, robust to a noisy machine: `ROUNDS` rounds, each pyulog's `ULog(path)`
+/// over every log once (one Python process, timed inside it) and then one batch export of every
+/// log (one `export_files` call, as `ulog export` runs), back to back, so both see the same
+/// neighbours; the ratio of each round, and their median.
+fn batch_rounds(logs: &[PathBuf], out: &Path) {
+    let script = crate_dir().join("benches/ulog_pyulog_timer.py");
+    let mut rows = Vec::new();
+    for _ in 0..ROUNDS {
+        let py = Command::new(python())
+            .arg(&script)
+            .arg("1")
+            .args(logs)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .and_then(|o| serde_json::from_slice::<serde_json::Value>(&o.stdout).ok());
+        let Some(py) = py else {
+            println!("pyulog unavailable: the batch comparison is skipped");
+            return;
+        };
+        let sum = |key: &str| -> f64 {
+            py["files"]
+                .as_object()
+                .map_or(0.0, |f| f.values().filter_map(|v| v[key].as_f64()).sum())
+        };
+        let (py_wall, py_cpu) = (sum("seconds"), sum("cpu_seconds"));
+        let dir = fresh(out);
+        let (t, c) = (Instant::now(), cpu_seconds());
+        export_files(logs, &dir, FileFormat::Parquet, Codec::None, |_, r| {
+            std::hint::black_box(r.expect("export"));
+        })
+        .expect("distinct names");
+        let (wall, cpu) = (t.elapsed().as_secs_f64(), cpu_seconds() - c);
+        rows.push((py_wall, py_cpu, wall, cpu));
+    }
+    println!(
+        "### Corpus in one batch: `ulog export` of all {} logs vs pyulog over the same logs, {ROUNDS} rounds back to back",
+        logs.len()
+    );
+    println!();
+    println!(
+        "| round | pyulog wall | pyulog CPU | export wall | export CPU | ratio wall | ratio CPU |"
+    );
+    println!("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for (i, (pw, pc, w, c)) in rows.iter().enumerate() {
+        println!(
+            "| {} | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms | {:.1}x | {:.1}x |",
+            i + 1,
+            pw * 1e3,
+            pc * 1e3,
+            w * 1e3,
+            c * 1e3,
+            pw / w,
+            pc / c
+        );
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let wall: Vec<f64> = rows.iter().map(|r| r.0 / r.2).collect();
+    let cpu: Vec<f64> = rows.iter().map(|r| r.1 / r.3).collect();
+    let (lo, hi) = wall.iter().fold((f64::INFINITY, 0f64), |(lo, hi), r| {
+        (lo.min(*r), hi.max(*r))
+    });
+    println!();
+    println!(
+        "Median ratio: **{:.1}x** wall ({lo:.1}x to {hi:.1}x), {:.1}x CPU (the export uses both cores: logs of up to {} MiB are exported two at a time, each one's read overlapping the other's writes; pyulog uses one).",
+        median(wall),
+        median(cpu),
+        foxborne_receiver::ulog::export::CONCURRENT_MAX_BYTES >> 20
+    );
+    println!();
 }
 
 fn corpus_comparison() {
@@ -195,6 +285,7 @@ fn corpus_comparison() {
         );
     }
     println!();
+    batch_rounds(&logs, &out);
     println!(
         "Threads: {} available to this process; the export uses up to {} per log.",
         std::thread::available_parallelism().map_or(1, |n| n.get()),

@@ -2,7 +2,9 @@
 //! corpus log, in Parquet (read back with pyarrow) and CSV (read back with pandas), by
 //! `tests/ulog_export_check.py`; the Parquet of a few logs read back with DuckDB and Polars
 //! (`tests/ulog_export_readers.py`); plus the export's exit codes on damaged logs, what a
-//! rejected file leaves (nothing) and the samples a format redefinition keeps out of a table.
+//! rejected file leaves (nothing), the samples a format redefinition keeps out of a table, and a
+//! batch of logs (exported two at a time: the same tables as one at a time, reported in order;
+//! two logs of one name refused).
 
 mod common;
 
@@ -308,4 +310,112 @@ fn samples_of_a_redefined_format_are_counted_and_reported() {
             assert_eq!(t1, "timestamp,y\n3000,9\n");
         }
     }
+}
+
+/// Every file under `dir`, by path relative to it, with its bytes.
+fn tree(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let bytes = std::fs::read(&path).unwrap();
+                files.insert(path.strip_prefix(dir).unwrap().to_path_buf(), bytes);
+            }
+        }
+    }
+    files
+}
+
+#[test]
+#[cfg_attr(
+    foxborne_no_corpus,
+    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
+)]
+fn a_batch_writes_what_each_log_alone_writes_and_reports_in_order() {
+    let logs: Vec<PathBuf> = [
+        "pyulog_sample.ulg",
+        "flightreview_ekf_failure.ulg",
+        "pyulog_sample_appended_multiple.ulg",
+        "px4ulogrs_esc_status_log.ulg",
+    ]
+    .iter()
+    .filter_map(|name| common::corpus_log(name))
+    .collect();
+    if logs.len() < 4 {
+        return;
+    }
+    let dir = scratch("batch");
+    // A damaged log in the middle: its status (quarantined) is the batch's exit code, and the
+    // logs after it are exported all the same.
+    let cut = dir.join("cut.ulg");
+    let bytes = std::fs::read(&logs[1]).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() / 3]).unwrap();
+    let mut batch = logs.clone();
+    batch.insert(2, cut);
+
+    let together = dir.join("together");
+    let run = export(&batch, "parquet", &together);
+    assert_eq!(
+        run.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let reported: Vec<&str> = stdout
+        .lines()
+        .map(|l| l.split(": ").next().unwrap())
+        .collect();
+    let given: Vec<String> = batch.iter().map(|p| p.display().to_string()).collect();
+    assert_eq!(reported, given, "one line per log, in the order given");
+
+    let alone = dir.join("alone");
+    for log in &batch {
+        let run = export(std::slice::from_ref(log), "parquet", &alone);
+        assert!(matches!(run.status.code(), Some(0 | 3)));
+    }
+    let (a, b) = (tree(&together), tree(&alone));
+    assert!(a.len() > 200, "{} files", a.len());
+    assert_eq!(
+        a.keys().collect::<Vec<_>>(),
+        b.keys().collect::<Vec<_>>(),
+        "the same tables"
+    );
+    for (path, bytes) in &a {
+        assert!(bytes == &b[path], "{} differs", path.display());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+#[cfg_attr(
+    foxborne_no_corpus,
+    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
+)]
+fn two_logs_of_the_same_name_are_refused_before_anything_is_written() {
+    let Some(log) = common::corpus_log("pyulog_sample_log_small.ulg") else {
+        return;
+    };
+    let dir = scratch("same-name");
+    let other = dir
+        .join("second-vehicle")
+        .join("pyulog_sample_log_small.ulg");
+    std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+    std::fs::copy(&log, &other).unwrap();
+    let out = dir.join("out");
+    let run = export(&[log.clone(), other.clone()], "parquet", &out);
+    assert_eq!(run.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains(&log.display().to_string())
+            && stderr.contains(&other.display().to_string())
+            && stderr.contains("out/pyulog_sample_log_small"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing written");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -116,78 +116,89 @@ pub fn run(cmd: UlogCommand) -> anyhow::Result<i32> {
 
 fn run_export(args: ExportArgs) -> anyhow::Result<i32> {
     let mut exit = 0;
-    for file in &args.files {
-        let summary = match crate::ulog::export::export_file(
-            file,
-            &args.out,
-            args.format,
-            args.compression,
-        ) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("error: {}: {e}", file.display());
-                exit = combine(exit, 1);
-                continue;
-            }
-        };
-        if let Some(why) = &summary.rejected {
-            eprintln!("{}: rejected, nothing exported: {why}", file.display());
-            exit = combine(exit, 4);
-            continue;
-        }
-        let rows: u64 = summary.topics.iter().map(|(_, n)| n).sum();
-        let skipped = summary.skipped_samples();
-        println!(
-            "{}: {} topic tables ({} rows{}) and {} in {}",
-            file.display(),
-            summary.topics.len(),
-            rows,
-            if skipped > 0 {
-                format!(", {skipped} samples skipped")
-            } else {
-                String::new()
-            },
-            summary.side_tables.join(", "),
-            summary.dir.display()
-        );
-        if skipped > 0 {
-            // The log itself is sound (its status, and so the exit code, is unchanged), but
-            // these samples are in no table.
-            let tables: Vec<String> = summary
-                .skipped
-                .iter()
-                .map(|(name, n)| format!("{name}: {n}"))
-                .collect();
-            eprintln!(
-                "{}: warning: {skipped} samples not exported: their topic's format was redefined after its table was made, and a table has one format ({})",
-                file.display(),
-                tables.join(", ")
-            );
-        }
-        if rows == 0 && summary.stopped.is_none() && summary.first_malformed.is_none() {
-            eprintln!(
-                "{}: quarantined: the log has no data (not one logged sample); only empty tables were written",
-                file.display()
-            );
-            exit = combine(exit, 3);
-        }
-        if let Some(why) = &summary.stopped {
-            eprintln!(
-                "{}: quarantined: only the data before the problem was exported: {why}",
-                file.display()
-            );
-            exit = combine(exit, 3);
-        }
-        if let Some(first) = &summary.first_malformed {
-            eprintln!(
-                "{}: quarantined: {} malformed messages were skipped, the first: {first}",
-                file.display(),
-                summary.malformed
-            );
-            exit = combine(exit, 3);
-        }
+    let batch = crate::ulog::export::export_files(
+        &args.files,
+        &args.out,
+        args.format,
+        args.compression,
+        |i, result| exit = combine(exit, report_export(&args.files[i], result)),
+    );
+    if let Err(e) = batch {
+        eprintln!("error: nothing exported: {e}");
+        return Ok(2);
     }
     Ok(exit)
+}
+
+/// Prints what the export of `file` did; returns its exit code.
+fn report_export(
+    file: &std::path::Path,
+    result: Result<crate::ulog::export::ExportSummary, crate::ulog::export::ExportError>,
+) -> i32 {
+    let mut exit = 0;
+    let summary = match result {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {}: {e}", file.display());
+            return 1;
+        }
+    };
+    if let Some(why) = &summary.rejected {
+        eprintln!("{}: rejected, nothing exported: {why}", file.display());
+        return 4;
+    }
+    let rows: u64 = summary.topics.iter().map(|(_, n)| n).sum();
+    let skipped = summary.skipped_samples();
+    println!(
+        "{}: {} topic tables ({} rows{}) and {} in {}",
+        file.display(),
+        summary.topics.len(),
+        rows,
+        if skipped > 0 {
+            format!(", {skipped} samples skipped")
+        } else {
+            String::new()
+        },
+        summary.side_tables.join(", "),
+        summary.dir.display()
+    );
+    if skipped > 0 {
+        // The log itself is sound (its status, and so the exit code, is unchanged), but
+        // these samples are in no table.
+        let tables: Vec<String> = summary
+            .skipped
+            .iter()
+            .map(|(name, n)| format!("{name}: {n}"))
+            .collect();
+        eprintln!(
+            "{}: warning: {skipped} samples not exported: their topic's format was redefined after its table was made, and a table has one format ({})",
+            file.display(),
+            tables.join(", ")
+        );
+    }
+    if rows == 0 && summary.stopped.is_none() && summary.first_malformed.is_none() {
+        eprintln!(
+            "{}: quarantined: the log has no data (not one logged sample); only empty tables were written",
+            file.display()
+        );
+        exit = combine(exit, 3);
+    }
+    if let Some(why) = &summary.stopped {
+        eprintln!(
+            "{}: quarantined: only the data before the problem was exported: {why}",
+            file.display()
+        );
+        exit = combine(exit, 3);
+    }
+    if let Some(first) = &summary.first_malformed {
+        eprintln!(
+            "{}: quarantined: {} malformed messages were skipped, the first: {first}",
+            file.display(),
+            summary.malformed
+        );
+        exit = combine(exit, 3);
+    }
+    exit
 }
 
 fn run_report(args: ReportArgs) -> anyhow::Result<i32> {
