@@ -3,22 +3,27 @@
 //! so the children's peak RSS (getrusage) is only theirs.
 //!
 //! The logs are made for it: 24 topics of 256-byte samples (63 columns) in turn, so that all
-//! topic instances together would hold 48 MiB of rows without the 16 MiB budget across tables
-//! (`ulog::export::BUFFER_BUDGET`), which then writes row groups of about 0.7 MiB. Two sizes,
+//! topic instances together would hold all their rows without the budget across tables
+//! (`ulog::export::BUFFER_BUDGET`, 8 MiB); past it rows go to the spill file, so that every row
+//! group but a table's last still holds `row_group_bytes(63)` (4 MiB, 16,384 samples), which the
+//! test reads from the files' footers. Two sizes,
 //! exported in child processes, smaller first: getrusage gives the largest peak of the children
 //! waited for, so the second reading is the larger of the two peaks. A 1 GB log is the
-//! benchmark's (`benches/ulog_export_bench.rs`); 48 and 192 MiB keep this test to about 12 s
+//! benchmark's (`benches/ulog_export_bench.rs`); 192 and 384 MiB keep this test to about 25 s
 //! unoptimised (the binary `cargo test` builds).
 //!
 //! What grows with the log is the Parquet footer: the `parquet` crate's writer keeps, per column
 //! chunk (one per column per row group) until the file closes, its `ColumnChunkMetaData` (424
 //! bytes) and a column index, offset index and bloom filter slot (232, 48 and 24 bytes), about
-//! 0.7 KiB, more while its vectors grow. This log shape is the worst case for it (63 columns
-//! per table, 0.7 MiB row groups): the larger log may add one row group (2 MiB) and 1 KiB per
-//! column chunk it adds, counted from the files' footers; anything else growing fails.
+//! 0.7 KiB, more while its vectors grow. The larger log may add one row group (2 MiB) and 1 KiB
+//! per column chunk it adds, counted from the files' footers; anything else growing fails. And
+//! the peak projected to a 1 GiB log of this shape (1 KiB for every column chunk it would add)
+//! stays under 64 MiB with the release binary's own pages: before the spill file this shape
+//! wrote 0.7 MiB row groups, six times the column chunks, and projected to about 88 MiB.
 
 mod common;
 
+use foxborne_receiver::ulog::export::row_group_bytes;
 use foxborne_receiver::ulog::writer::UlogWriter;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use std::io::{BufWriter, Write};
@@ -35,6 +40,7 @@ fn children_max_rss() -> u64 {
 const TOPICS: u16 = 24;
 /// Floats per sample: with the timestamp, 256 bytes.
 const FLOATS: usize = 62;
+const SAMPLE_BYTES: usize = 8 + 4 * FLOATS;
 
 /// Writes a log of at least `target` bytes; returns its size.
 fn write_log(path: &Path, target: u64) -> u64 {
@@ -67,8 +73,22 @@ fn write_log(path: &Path, target: u64) -> u64 {
 #[test]
 fn export_memory_stays_under_64_mb_and_grows_only_by_the_footers() {
     let dir = common::scratch("export-memory");
+    // The binary's own resident pages: the peak of exporting a log of a few samples (this test
+    // runs the unoptimised binary, about 13 MiB more of it than the release one).
+    let tiny = dir.join("tiny.ulg");
+    write_log(&tiny, 64 << 10);
+    let run = Command::new(common::binary())
+        .args(["ulog", "export", "--format", "parquet", "--out"])
+        .arg(dir.join("tiny-out"))
+        .arg(&tiny)
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    let base = children_max_rss();
     let mut peaks = Vec::new();
-    for (name, target) in [("small", 48u64 << 20), ("large", 192 << 20)] {
+    // Both sizes write whole row groups (8 and 16 MiB per table), so that what the larger adds
+    // is only column chunks.
+    for (name, target) in [("small", 192u64 << 20), ("large", 384 << 20)] {
         let log = dir.join(format!("{name}.ulg"));
         let size = write_log(&log, target);
         let out = dir.join("out");
@@ -97,6 +117,19 @@ fn export_memory_stays_under_64_mb_and_grows_only_by_the_footers() {
             written += std::fs::metadata(&path).unwrap().len();
             let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
             let meta = reader.metadata();
+            let groups = meta.row_groups();
+            let columns = meta.file_metadata().schema_descr().num_columns();
+            let full_rows = (row_group_bytes(columns) / SAMPLE_BYTES) as i64;
+            if let Some((_last, full)) = groups.split_last() {
+                for g in full {
+                    assert!(
+                        g.num_rows() >= full_rows,
+                        "{name}: {}: a row group of {} rows before the last ({full_rows} expected)",
+                        path.display(),
+                        g.num_rows()
+                    );
+                }
+            }
             chunks += meta
                 .row_groups()
                 .iter()
@@ -125,6 +158,16 @@ fn export_memory_stays_under_64_mb_and_grows_only_by_the_footers() {
     );
     eprintln!("{report}");
     assert!(after_both < 64 << 20, "{report}");
+    // Projected to a 1 GiB log of this shape, with the release binary's own pages (8.6 MiB
+    // measured; 12 allowed) in place of this one's.
+    let gib = 1u64 << 30;
+    let working = after_both - base + (gib - large) * chunks_large / large * 1024;
+    assert!(
+        working + (12 << 20) < 64 << 20,
+        "{report}; the binary alone {:.1} MiB; the export's own memory projected to 1 GiB: {:.1} MiB",
+        mb(base),
+        mb(working)
+    );
     // Four times the log: the peak moves by less than one row group and the footers' growth.
     assert!(
         after_both <= after_small + (2 << 20) + added * 1024,

@@ -7,8 +7,11 @@
 //! declares ([`super::table`]); a `char[n]` array is one text column named without `[i]`.
 //!
 //! Memory: each topic instance buffers at most [`ROW_GROUP_BYTES`] of raw rows before writing a
-//! row group, and all of them together at most [`BUFFER_BUDGET`] (past it the largest is written
-//! out).
+//! row group, and all of them together at most [`BUFFER_BUDGET`]. Past the budget the largest
+//! buffer goes to a spill file (unlinked, in the output folder) rather than into a small row
+//! group: the `parquet` writer keeps about 0.7 KiB per column chunk until its file closes, so a
+//! log of many busy wide topics written in small row groups would grow that without bound. Every
+//! row group but a table's last is thus at least [`row_group_bytes`] of rows.
 
 use super::error::ReadError;
 use super::format::{BasicType, FlatField, FormatRegistry, TopicLayout};
@@ -17,13 +20,29 @@ use super::record::{level_name, Record};
 use super::table::{Cell, Codec, Column, FileFormat, Kind, TableError, TableWriter};
 use super::value::Value;
 use std::collections::HashMap;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// A topic instance writes a row group once this many bytes of values are buffered.
+/// A topic instance writes a row group once this many bytes of rows are pending, or more for a
+/// wide one (see [`row_group_bytes`]).
 pub const ROW_GROUP_BYTES: usize = 2 << 20;
-/// All topic instances together buffer at most this much.
-pub const BUFFER_BUDGET: usize = 16 << 20;
+/// A row group of a wide table holds this much per column, up to [`ROW_GROUP_MAX_BYTES`].
+pub const ROW_GROUP_BYTES_PER_COLUMN: usize = 64 << 10;
+pub const ROW_GROUP_MAX_BYTES: usize = 4 << 20;
+/// All topic instances together hold at most this much in memory (the rest is spilled).
+pub const BUFFER_BUDGET: usize = 8 << 20;
+
+/// Bytes of rows in one row group of a table of `columns` columns: the `parquet` writer keeps
+/// about 0.7 KiB per column chunk until the file closes, so a wide table writes fewer, larger
+/// row groups: a 63-column table 4 MiB, at most 16,128 column chunks (about 11 MiB of footer)
+/// per GiB of its rows. Past 64 columns the row group stays at 4 MiB (a row group is held twice
+/// while it is written, by each thread finishing tables), so the footer of a very wide table of
+/// one-byte fields grows faster: 1 GiB of 256 `uint8_t` fields makes 65,536 column chunks.
+pub fn row_group_bytes(columns: usize) -> usize {
+    (columns * ROW_GROUP_BYTES_PER_COLUMN).clamp(ROW_GROUP_BYTES, ROW_GROUP_MAX_BYTES)
+}
 /// Threads finishing the tables at the end of a log, at most.
 pub const MAX_THREADS: usize = 4;
 
@@ -183,6 +202,82 @@ struct TopicTable {
     rows: Rows,
     /// Samples whose subscription used another format than the first (not written).
     mismatched: u64,
+    /// Bytes of rows that make a row group ([`row_group_bytes`]).
+    row_group_bytes: usize,
+    /// Rows moved to the spill file, oldest first (they precede `rows`), and their bytes.
+    spilled: Vec<Segment>,
+    spilled_bytes: usize,
+}
+
+/// Rows of one table in the spill file: where they start and how many bytes.
+#[derive(Debug, Clone, Copy)]
+struct Segment {
+    at: u64,
+    len: usize,
+}
+
+/// The file rows wait in when the buffers are over budget. Created on first use in the output
+/// folder and unlinked at once, so nothing is left behind whatever happens; appended to, read
+/// back one table's row group at a time (from the threads finishing the tables too).
+struct Spill {
+    dir: PathBuf,
+    file: Option<File>,
+    len: u64,
+}
+
+impl Spill {
+    fn new(dir: &Path) -> Spill {
+        Spill {
+            dir: dir.to_path_buf(),
+            file: None,
+            len: 0,
+        }
+    }
+
+    fn io(&self, source: std::io::Error) -> ExportError {
+        ExportError::Io {
+            path: self.dir.join(".export-spill"),
+            source,
+        }
+    }
+
+    /// Appends `rows`; returns where they are.
+    fn append(&mut self, rows: &Rows) -> Result<Segment, ExportError> {
+        if self.file.is_none() {
+            let path = self
+                .dir
+                .join(format!(".export-spill-{}", std::process::id()));
+            let file = File::options()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&path)
+                .map_err(|e| self.io(e))?;
+            std::fs::remove_file(&path).map_err(|e| self.io(e))?;
+            self.file = Some(file);
+        }
+        let file = self.file.as_ref().expect("opened above");
+        let at = self.len;
+        for block in &rows.blocks {
+            file.write_all_at(block, self.len).map_err(|e| self.io(e))?;
+            self.len += block.len() as u64;
+        }
+        Ok(Segment {
+            at,
+            len: rows.bytes,
+        })
+    }
+}
+
+/// Reads `segments` back from `file`, in order, into one buffer.
+fn read_segments(file: &File, segments: &[Segment]) -> std::io::Result<Vec<u8>> {
+    let mut bytes = vec![0u8; segments.iter().map(|s| s.len).sum()];
+    let mut filled = 0;
+    for s in segments {
+        file.read_exact_at(&mut bytes[filled..filled + s.len], s.at)?;
+        filled += s.len;
+    }
+    Ok(bytes)
 }
 
 impl TopicTable {
@@ -242,12 +337,39 @@ impl TopicTable {
         self.rows.push(&payload[..self.row_size]);
     }
 
+    /// Bytes of rows held in memory.
     fn buffered_bytes(&self) -> usize {
         self.rows.bytes
     }
 
-    /// Turns the buffered rows into columns and writes them as one row group.
-    fn flush(&mut self) -> Result<(), TableError> {
+    /// Bytes of rows not written yet, in memory or spilled.
+    fn pending_bytes(&self) -> usize {
+        self.rows.bytes + self.spilled_bytes
+    }
+
+    /// Moves the rows held in memory to the spill file.
+    fn spill(&mut self, spill: &mut Spill) -> Result<(), ExportError> {
+        let segment = spill.append(&self.rows)?;
+        self.spilled.push(segment);
+        self.spilled_bytes += segment.len;
+        self.rows.clear();
+        Ok(())
+    }
+
+    /// Turns the pending rows (spilled ones first) into columns and writes them as one row
+    /// group.
+    fn flush(&mut self, spill: Option<&File>) -> Result<(), TableError> {
+        if !self.spilled.is_empty() {
+            let file = spill.expect("a table with spilled rows has a spill file");
+            let bytes = read_segments(file, &self.spilled).map_err(|source| TableError::Io {
+                path: PathBuf::from("the export's spill file (unlinked)"),
+                source,
+            })?;
+            self.rows.bytes += bytes.len();
+            self.rows.blocks.insert(0, bytes);
+            self.spilled.clear();
+            self.spilled_bytes = 0;
+        }
         if self.rows.bytes == 0 {
             return Ok(());
         }
@@ -305,8 +427,8 @@ impl TopicTable {
         table.flush()
     }
 
-    fn finish(mut self) -> Result<u64, TableError> {
-        self.flush()?;
+    fn finish(mut self, spill: Option<&File>) -> Result<u64, TableError> {
+        self.flush(spill)?;
         self.table.open()?;
         match self.table {
             Sink::Open(table) => table.finish(),
@@ -533,6 +655,7 @@ pub fn export_reader<R: std::io::Read>(
     let mut clock = 0u64;
     let mut multi_index: HashMap<String, u32> = HashMap::new();
     let mut buffered_total = 0usize;
+    let mut spill = Spill::new(dir);
     while let Some(item) = reader.next_record() {
         let located = match item {
             Ok(l) => l,
@@ -573,15 +696,14 @@ pub fn export_reader<R: std::io::Read>(
                 }
                 t.push(sample.payload);
                 buffered_total += t.row_size;
-                let after = t.buffered_bytes();
-                if after >= ROW_GROUP_BYTES {
+                if t.pending_bytes() >= t.row_group_bytes {
                     folder.make()?;
-                    t.flush()?;
-                    buffered_total -= after;
+                    buffered_total -= t.buffered_bytes();
+                    t.flush(spill.file.as_ref())?;
                 }
                 if buffered_total > BUFFER_BUDGET {
                     folder.make()?;
-                    buffered_total -= flush_largest(&mut tables)?;
+                    buffered_total -= spill_largest(&mut tables, &mut spill)?;
                 }
             }
             Record::Subscription {
@@ -689,7 +811,9 @@ pub fn export_reader<R: std::io::Read>(
     }
     folder.make()?;
     let skipped: Vec<u64> = tables.iter().map(|t| t.mismatched).collect();
-    let (rows, side_tables) = finish_all(tables, || write_side_tables(dir, format, codec, &side));
+    let (rows, side_tables) = finish_all(tables, spill.file.as_ref(), || {
+        write_side_tables(dir, format, codec, &side)
+    });
     for ((rows, name), skipped) in rows?.into_iter().zip(names).zip(skipped) {
         if skipped > 0 {
             summary.skipped.push((name.clone(), skipped));
@@ -713,6 +837,7 @@ fn open_topic(
         .flatten(&subscription.layout.format_name)
         .unwrap_or_default();
     let (columns, sources) = topic_columns(&fields);
+    let group_bytes = row_group_bytes(sources.len());
     let path = dir.join(format!("{}_{}.{}", key.0, key.1, format.extension()));
     Ok(TopicTable {
         layout: subscription.layout.clone(),
@@ -727,6 +852,9 @@ fn open_topic(
         row_size: subscription.layout.written_size,
         rows: Rows::new(subscription.layout.written_size),
         mismatched: 0,
+        row_group_bytes: group_bytes,
+        spilled: Vec::new(),
+        spilled_bytes: 0,
     })
 }
 
@@ -737,9 +865,10 @@ fn open_topic(
 /// it saves. Returns each table's rows, in order, and what `side` returned.
 fn finish_all<S: Send>(
     tables: Vec<TopicTable>,
+    spill: Option<&File>,
     side: impl FnOnce() -> S + Send,
 ) -> (Result<Vec<u64>, TableError>, S) {
-    let bytes: usize = tables.iter().map(|t| t.buffered_bytes()).sum();
+    let bytes: usize = tables.iter().map(|t| t.pending_bytes()).sum();
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(MAX_THREADS)
@@ -748,14 +877,14 @@ fn finish_all<S: Send>(
         .max(1);
     let mut rows: Vec<Result<u64, TableError>> = tables.iter().map(|_| Ok(0)).collect();
     let mut order: Vec<(usize, TopicTable)> = tables.into_iter().enumerate().collect();
-    order.sort_by_key(|(_, t)| std::cmp::Reverse(t.buffered_bytes()));
+    order.sort_by_key(|(_, t)| std::cmp::Reverse(t.pending_bytes()));
     let queue = std::sync::Mutex::new(order.into_iter());
     let work = || {
         let mut done = Vec::new();
         loop {
             let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
             let Some((i, table)) = next else { break done };
-            done.push((i, table.finish()));
+            done.push((i, table.finish(spill)));
         }
     };
     let side = std::thread::scope(|scope| {
@@ -773,13 +902,14 @@ fn finish_all<S: Send>(
     (rows.into_iter().collect(), side)
 }
 
-/// Writes out the topic table with the most buffered bytes; returns how many.
-fn flush_largest(tables: &mut [TopicTable]) -> Result<usize, ExportError> {
+/// Moves the rows of the topic table with the most bytes in memory to the spill file; returns
+/// how many bytes that freed.
+fn spill_largest(tables: &mut [TopicTable], spill: &mut Spill) -> Result<usize, ExportError> {
     let Some(t) = tables.iter_mut().max_by_key(|t| t.buffered_bytes()) else {
         return Ok(0);
     };
     let n = t.buffered_bytes();
-    t.flush()?;
+    t.spill(spill)?;
     Ok(n)
 }
 

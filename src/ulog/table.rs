@@ -271,7 +271,7 @@ fn properties(codec: Codec) -> Arc<WriterProperties> {
                 .set_write_page_header_statistics(false)
                 .set_offset_index_disabled(true)
                 .set_bloom_filter_enabled(false)
-                // A row group holds at most ROW_GROUP_BYTES (2 MiB) of values: write a column in
+                // A row group holds at most ROW_GROUP_MAX_BYTES (4 MiB) of values: write a column in
                 // one batch, and cut pages by size only (1 MiB, the default).
                 .set_data_page_row_count_limit(1 << 20)
                 .set_write_batch_size(1 << 20)
