@@ -254,7 +254,9 @@ install_previous() {
   c 'systemd-run --quiet --unit=radio socat pty,raw,echo=0,link=/dev/ttyFOX,group-late=dialout,perm-late=0660 pty,raw,echo=0,link=/dev/ttyFOXIN'
   # The container's /dev is its own tmpfs: look from inside.
   wait_until 5 "c '[ -e /dev/ttyFOXIN ]'"
-  c 'systemctl start foxborne-receiver'
+  # A package with maintainer scripts started the service on the shipped config already:
+  # restart, so that it runs on the operator's.
+  c 'systemctl restart foxborne-receiver'
   c 'systemctl is-active foxborne-receiver' | grep -qx active
 }
 
