@@ -4,21 +4,33 @@
 //! The pure core (`wire`, `monitor`, `ulog`, `tlog`, `receipt`, `recorder`, `status`, `sniff`)
 //! takes bytes and times as arguments and never reads a clock or opens a socket. `daemon`,
 //! `sink` and `http` are the I/O shell; `cmd` holds the verbs; `config` is parsed once.
+//!
+//! Without the default `full` feature only the parsers and the rules remain (no tokio, no HTTP,
+//! no Parquet): what the fuzz targets build.
 
 pub mod analyze;
+#[cfg(feature = "full")]
 pub mod cmd;
+#[cfg(feature = "full")]
 pub(crate) mod config;
+#[cfg(feature = "full")]
 pub(crate) mod daemon;
+#[cfg(feature = "full")]
 pub(crate) mod http;
 pub mod link;
+#[cfg(feature = "full")]
 pub mod logging;
 pub mod monitor;
+#[cfg(feature = "full")]
 pub mod publish;
+#[cfg(feature = "full")]
 pub mod range;
 pub(crate) mod receipt;
 pub mod recorder;
+#[cfg(feature = "full")]
 pub mod sink;
 pub(crate) mod sniff;
+#[cfg(feature = "full")]
 pub(crate) mod status;
 pub mod tlog;
 pub mod ulog;

@@ -18,6 +18,7 @@ pub mod collect;
 pub mod decoder;
 pub mod display;
 pub mod error;
+#[cfg(feature = "full")]
 pub mod export;
 pub mod format;
 pub mod gps;
@@ -31,6 +32,7 @@ pub mod record;
 pub mod report;
 pub mod series;
 pub mod summary;
+#[cfg(feature = "full")]
 pub mod table;
 pub mod value;
 #[cfg(any(test, feature = "testing"))]
