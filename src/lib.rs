@@ -5,8 +5,10 @@
 //! takes bytes and times as arguments and never reads a clock or opens a socket. `daemon`,
 //! `sink` and `http` are the I/O shell; `cmd` holds the verbs; `config` is parsed once.
 //!
-//! Without the default `full` feature only the parsers and the rules remain (no tokio, no HTTP,
-//! no Parquet): what the fuzz targets build.
+//! Without the default `full` feature only the parsers and the rules remain (`wire`, `monitor`,
+//! `ulog` without its export, `tlog`, `receipt`, `recorder`, `sniff`, `analyze`; no tokio, HTTP,
+//! NATS or Parquet, and `status`, which encodes /metrics, is left out too): what the fuzz
+//! targets build.
 
 pub mod analyze;
 #[cfg(feature = "full")]

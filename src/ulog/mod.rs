@@ -11,8 +11,8 @@
 //!   `display` (number formats);
 //! - the shell: `ingest` (validate, quarantine, reject; file I/O), `inspect` (one record shown),
 //!   `summary` (`ulog info`). The verbs themselves are in `crate::cmd::ulog`;
-//! - after the ingest: `export` with `table` (Parquet/CSV tables), `html` with `series` (the
-//!   report with plots).
+//! - after the ingest: `export` with `table` (Parquet/CSV tables; with the `full` feature
+//!   only), `html` with `series` (the report with plots).
 
 pub mod collect;
 pub mod decoder;
