@@ -4,7 +4,8 @@
 //!
 //! Run: `cargo bench --bench ulog_export_bench`. Knobs: `FOXBORNE_BENCH_BYTES` (large log size,
 //! default 1.1 GB), `FOXBORNE_BENCH_DIR` (where it is written), `FOXBORNE_PYTHON`; for profiling,
-//! `--corpus-loop N` (and `FOXBORNE_BENCH_KEEP=1` to leave its tables).
+//! `--corpus-loop N` (and `FOXBORNE_BENCH_KEEP=1` to leave its tables); `--table-costs` for the
+//! writer's fixed costs per file and per column chunk, and the corpus's count of both.
 //!
 //! Every timed export goes into a folder of its own and nothing is deleted until all are timed:
 //! on ext4 without a journal (this project's CI and bench machine) creating a file scans the
@@ -51,6 +52,9 @@ fn main() {
             let _ = std::fs::remove_dir_all(&out);
         }
         return;
+    }
+    if args.iter().any(|a| a == "--table-costs") {
+        return table_costs(&out_dir());
     }
     if args.iter().any(|a| a == "--rounds") {
         // Only the headline batch comparison.
@@ -355,4 +359,91 @@ fn child(path: &Path, out: &Path) {
         vm_hwm_kb(),
         written as f64 / 1e6
     );
+}
+
+/// What a table costs the writer apart from its values: Parquet tables of float columns of a few
+/// shapes written with `TableWriter` (best of 3 runs of `files` tables each), the time to create
+/// one and to write and close it; then how many tables, column chunks and values the corpus's
+/// export writes, which those fixed costs multiply.
+fn table_costs(out: &Path) {
+    use foxborne_receiver::ulog::table::{Column, Kind, TableWriter};
+    println!("| tables | columns | rows | create (per table) | write and close (per table) | per column chunk |");
+    println!("| ---: | ---: | ---: | ---: | ---: | ---: |");
+    let mut one_column = f64::NAN;
+    for (files, columns, rows) in [
+        (2000, 1, 10),
+        (2000, 16, 10),
+        (2000, 16, 300),
+        (500, 64, 100),
+    ] {
+        let mut best = (f64::INFINITY, f64::INFINITY);
+        for _ in 0..3 {
+            let dir = fresh(out);
+            std::fs::create_dir_all(&dir).unwrap();
+            let (mut create, mut close) = (0.0, 0.0);
+            for f in 0..files {
+                let cols = (0..columns)
+                    .map(|c| Column::new(format!("c{c}"), Kind::Float))
+                    .collect();
+                let t = Instant::now();
+                let mut table = TableWriter::create(
+                    &dir.join(format!("{f}.parquet")),
+                    FileFormat::Parquet,
+                    Codec::None,
+                    cols,
+                )
+                .expect("create");
+                create += t.elapsed().as_secs_f64();
+                for c in 0..columns {
+                    let values = table.f32s(c).expect("float column");
+                    values.extend((0..rows).map(|r| r as f32));
+                }
+                table.add_rows(rows);
+                let t = Instant::now();
+                table.finish().expect("finish");
+                close += t.elapsed().as_secs_f64();
+            }
+            let n = files as f64;
+            best = (best.0.min(create / n), best.1.min(close / n));
+        }
+        if columns == 1 {
+            one_column = best.1;
+        }
+        let per_chunk = if columns > 1 && rows == 10 {
+            format!(
+                "{:.2} us",
+                (best.1 - one_column) / (columns - 1) as f64 * 1e6
+            )
+        } else {
+            "".into()
+        };
+        println!(
+            "| {files} | {columns} | {rows} | {:.1} us | {:.1} us | {per_chunk} |",
+            best.0 * 1e6,
+            best.1 * 1e6
+        );
+    }
+    println!();
+    let dir = fresh(out);
+    let (mut tables, mut chunks, mut values) = (0u64, 0u64, 0u64);
+    for log in corpus_logs() {
+        let summary = export_file(&log, &dir, FileFormat::Parquet, Codec::None).expect("export");
+        for entry in std::fs::read_dir(&summary.dir).expect("tables") {
+            use parquet::file::reader::{FileReader, SerializedFileReader};
+            let file = std::fs::File::open(entry.expect("entry").path()).expect("open");
+            let meta = SerializedFileReader::new(file)
+                .expect("parquet")
+                .metadata()
+                .clone();
+            let columns = meta.file_metadata().schema_descr().num_columns() as u64;
+            tables += 1;
+            chunks += columns * meta.num_row_groups() as u64;
+            values += columns * meta.file_metadata().num_rows() as u64;
+        }
+    }
+    println!(
+        "The corpus's export: {tables} tables, {chunks} column chunks, {:.1} M values.",
+        values as f64 / 1e6
+    );
+    let _ = std::fs::remove_dir_all(out);
 }
