@@ -8,8 +8,8 @@
 //! MAVLink's field reordering: the non-extension fields sorted by the size of their base type,
 //! largest first, stably; then the extension fields in XML order. The unit test
 //! `crc_extra_from_the_table_matches_the_crate` recomputes every CRC_EXTRA from this table. The
-//! definitions directory is found with `cargo metadata` (the `mavlink` package's manifest path),
-//! or given directly in `FOXBORNE_MAVLINK_DEFINITIONS`. The output is deterministic: messages
+//! definitions directory is given in `FOXBORNE_MAVLINK_DEFINITIONS`, or found offline with
+//! `cargo metadata` on a one-dependency manifest (see `mavlink_crate_dir`). The output is deterministic: messages
 //! sorted by id, nothing taken from the environment but the definitions.
 //!
 //! **Whether the shared corpus of real data is there**, for the test targets: when
@@ -59,44 +59,101 @@ fn main() {
 
 fn definitions_dir() -> PathBuf {
     if let Ok(dir) = std::env::var("FOXBORNE_MAVLINK_DEFINITIONS") {
-        return PathBuf::from(dir);
+        let dir = PathBuf::from(dir);
+        if !dir.join(DIALECT).is_file() {
+            fail(&format!(
+                "FOXBORNE_MAVLINK_DEFINITIONS={} holds no {DIALECT}",
+                dir.display()
+            ));
+        }
+        return dir;
+    }
+    let crate_dir = mavlink_crate_dir();
+    let dir = crate_dir.join("mavlink/message_definitions/v1.0");
+    if !dir.join(DIALECT).is_file() {
+        fail(&format!(
+            "{} not found in the mavlink crate source at {}",
+            DIALECT,
+            crate_dir.display()
+        ));
+    }
+    dir
+}
+
+/// Where cargo unpacked the `mavlink` package this build compiles.
+///
+/// `cargo metadata` on our own manifest resolves the whole graph, dev-dependencies included,
+/// and offline it fails unless every one of them was downloaded: a `cargo build --release` on
+/// a fresh machine never downloads the dev-dependencies. So the question is asked of a
+/// one-dependency manifest written into `OUT_DIR` (`mavlink` with no features, a subset of what
+/// this build already fetched) with our `Cargo.lock` beside it, so it resolves to the very
+/// versions being built. It runs from our manifest directory so that the same cargo
+/// configuration (source replacement, vendoring) applies, and `--offline`: it never touches the
+/// network.
+fn mavlink_crate_dir() -> PathBuf {
+    let manifest_dir =
+        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR")).join("mavlink-locate");
+    std::fs::create_dir_all(&out).expect("create OUT_DIR/mavlink-locate");
+    let manifest = format!(
+        "[package]\nname = \"foxborne-mavlink-locate\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\
+         [lib]\npath = \"lib.rs\"\n\
+         [dependencies]\nmavlink = {{ version = \"={MAVLINK_VERSION}\", default-features = false }}\n\
+         [workspace]\n"
+    );
+    std::fs::write(out.join("Cargo.toml"), manifest).expect("write the locator manifest");
+    std::fs::write(out.join("lib.rs"), "").expect("write the locator lib.rs");
+    let lock = manifest_dir.join("Cargo.lock");
+    println!("cargo:rerun-if-changed={}", lock.display());
+    if lock.is_file() {
+        std::fs::copy(&lock, out.join("Cargo.lock")).expect("copy Cargo.lock for the locator");
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let manifest = Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"))
-        .join("Cargo.toml");
-    // Offline and for this target only: every package it needs is already here, being built.
     let target = std::env::var("TARGET").expect("TARGET");
     let output = Command::new(cargo)
+        .current_dir(&manifest_dir)
         .args(["metadata", "--format-version", "1", "--offline"])
         .args(["--filter-platform", &target, "--manifest-path"])
-        .arg(&manifest)
-        .output()
-        .expect("run cargo metadata");
+        .arg(out.join("Cargo.toml"))
+        .output();
+    let output = match output {
+        Ok(output) => output,
+        Err(e) => fail(&format!("could not run cargo metadata: {e}")),
+    };
     if !output.status.success() {
-        panic!(
-            "cargo metadata failed (set FOXBORNE_MAVLINK_DEFINITIONS to the mavlink crate's \
-             message_definitions/v1.0 directory): {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        fail(&format!(
+            "cargo metadata --offline could not locate the mavlink {MAVLINK_VERSION} package: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
     }
     let meta: serde_json::Value = serde_json::from_slice(&output.stdout).expect("metadata JSON");
-    let package = meta["packages"]
+    let manifest_path = meta["packages"]
         .as_array()
-        .expect("packages")
-        .iter()
+        .into_iter()
+        .flatten()
         .find(|p| p["name"] == "mavlink" && p["version"] == MAVLINK_VERSION)
-        .unwrap_or_else(|| panic!("no mavlink {MAVLINK_VERSION} package in cargo metadata"));
-    let manifest_path = PathBuf::from(package["manifest_path"].as_str().expect("manifest_path"));
-    let dir = manifest_path
+        .and_then(|p| p["manifest_path"].as_str())
+        .unwrap_or_else(|| {
+            fail(&format!(
+                "no mavlink {MAVLINK_VERSION} package in cargo metadata"
+            ))
+        });
+    PathBuf::from(manifest_path)
         .parent()
         .expect("crate dir")
-        .join("mavlink/message_definitions/v1.0");
-    assert!(
-        dir.join(DIALECT).is_file(),
-        "{} not found in the mavlink crate source",
-        dir.join(DIALECT).display()
+        .to_path_buf()
+}
+
+/// Stops the build with what went wrong and exactly what to set instead.
+fn fail(what: &str) -> ! {
+    eprintln!(
+        "error: {what}\n\
+         The MAVLink field table is generated from the dialect XML shipped in the mavlink \
+         {MAVLINK_VERSION} crate. Set FOXBORNE_MAVLINK_DEFINITIONS to that crate's \
+         `mavlink/message_definitions/v1.0` directory (the one holding {DIALECT}), for example \
+         FOXBORNE_MAVLINK_DEFINITIONS=$CARGO_HOME/registry/src/<index>/mavlink-{MAVLINK_VERSION}/mavlink/message_definitions/v1.0"
     );
-    dir
+    std::process::exit(1);
 }
 
 /// Base type name as MAVLink writes it into CRC_EXTRA, and its size in bytes.
