@@ -216,6 +216,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         sse: event_log,
         webhooks,
         history,
+        filing_clock: clock::utc_ns,
     };
     events.emit(&Event::from(ReceiverEvent {
         utc: UtcTime(started_utc_ns),

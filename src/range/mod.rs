@@ -106,6 +106,7 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
         sse: event_log,
         webhooks,
         history,
+        filing_clock: clock::utc_ns,
     };
     sink.emit(&Event::from(ReceiverEvent {
         utc: UtcTime(started_ns),
