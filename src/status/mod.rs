@@ -124,6 +124,9 @@ pub struct VehicleSnapshot {
     pub latency_p50_ms: Option<f64>,
     pub latency_p95_ms: Option<f64>,
     pub latency_max_ms: Option<f64>,
+    /// The finest latency the samples can show, ms (the figures above are null under it).
+    #[serde(default)]
+    pub latency_resolution_ms: Option<f64>,
     pub clock_offset_ms: Option<f64>,
     pub loss_percent: f64,
     /// Every latency sample since start, cumulative (for `foxborne_latency_seconds`).
@@ -270,6 +273,7 @@ pub(crate) fn example() -> StatusSnapshot {
                 latency_p50_ms: Some(41.0),
                 latency_p95_ms: Some(87.5),
                 latency_max_ms: Some(120.0),
+                latency_resolution_ms: Some(0.001),
                 clock_offset_ms: None,
                 loss_percent: 2.5,
                 latency_histogram: Some({
