@@ -231,7 +231,6 @@ mod tests {
             headers: vec![("Authorization".into(), "Bearer s3cret".into())],
             ca_file: None,
             ca_certs: Vec::new(),
-            ca_pem: None,
             timeout_s: 5.0,
             queue: 1024,
         };
