@@ -39,25 +39,6 @@ fn healthz(http: &str) -> Duration {
     started.elapsed()
 }
 
-/// A TCP connection to `to` from the loopback address `from`: another peer, as far as the
-/// daemon can tell (the whole of 127.0.0.0/8 is this host).
-fn connect_from(from: [u8; 4], to: &str) -> TcpStream {
-    use nix::sys::socket::{bind, connect, socket, AddressFamily, SockFlag, SockType, SockaddrIn};
-    use std::os::fd::AsRawFd;
-    let to: std::net::SocketAddrV4 = to.parse().unwrap();
-    let fd = socket(
-        AddressFamily::Inet,
-        SockType::Stream,
-        SockFlag::SOCK_CLOEXEC,
-        None,
-    )
-    .unwrap();
-    let [a, b, c, d] = from;
-    bind(fd.as_raw_fd(), &SockaddrIn::new(a, b, c, d, 0)).unwrap();
-    connect(fd.as_raw_fd(), &SockaddrIn::from(to)).unwrap();
-    TcpStream::from(fd)
-}
-
 /// How many of `sockets` the far end still holds open: each is read without blocking until it
 /// would block (open) or ends (closed by the daemon).
 fn held_open(sockets: &mut [TcpStream]) -> usize {
@@ -115,14 +96,14 @@ fn a_peer_holding_streams_and_slowloris_leaves_room_for_short_requests_and_alert
     let hostile = [127, 0, 0, 2];
     let mut silent = Vec::new();
     for _ in 0..300 {
-        let mut s = connect_from(hostile, &http);
+        let mut s = common::connect_from(hostile, &http);
         s.write_all(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             .unwrap();
         silent.push(s);
     }
     let mut slow = Vec::new();
     for _ in 0..300 {
-        let mut s = connect_from(hostile, &http);
+        let mut s = common::connect_from(hostile, &http);
         s.write_all(b"GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
             .unwrap();
         slow.push(s);

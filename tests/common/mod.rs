@@ -600,3 +600,22 @@ pub fn raise_own_nofile() -> u64 {
     setrlimit(Resource::RLIMIT_NOFILE, hard, hard).unwrap();
     hard
 }
+
+/// A TCP connection to `to` from the loopback address `from`: another peer, as far as the
+/// daemon can tell (the whole of 127.0.0.0/8 is this host).
+pub fn connect_from(from: [u8; 4], to: &str) -> std::net::TcpStream {
+    use nix::sys::socket::{bind, connect, socket, AddressFamily, SockFlag, SockType, SockaddrIn};
+    use std::os::fd::AsRawFd;
+    let to: std::net::SocketAddrV4 = to.parse().unwrap();
+    let fd = socket(
+        AddressFamily::Inet,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )
+    .unwrap();
+    let [a, b, c, d] = from;
+    bind(fd.as_raw_fd(), &SockaddrIn::new(a, b, c, d, 0)).unwrap();
+    connect(fd.as_raw_fd(), &SockaddrIn::from(to)).unwrap();
+    std::net::TcpStream::from(fd)
+}
