@@ -24,6 +24,8 @@ pub mod link;
 pub mod logging;
 pub mod monitor;
 #[cfg(feature = "full")]
+pub mod pipeline;
+#[cfg(feature = "full")]
 pub mod publish;
 #[cfg(feature = "full")]
 pub mod range;
