@@ -87,7 +87,7 @@ fn ingest_path(path: &Path, options: IngestOptions<'_>, hash: bool) -> anyhow::R
     let name = path.display().to_string();
     let profile = options.profile.as_ref();
     let mut report = if hash {
-        let mut hashed = Sha256Reader::new(file);
+        let mut hashed = Sha256Reader::new(file).with_context(|| format!("hashing {name}"))?;
         let mut report = ingest_reader(&mut hashed, &name, size, profile, options.progress)?;
         report.sha256 = Some(hashed.finish().with_context(|| format!("reading {name}"))?);
         report
