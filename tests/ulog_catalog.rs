@@ -20,14 +20,17 @@ use std::process::{Command, Output};
 const BASE_LOG: &str = "pyulog_sample_log_small.ulg";
 const BASE_UUID: &str = "000600000000383638393239510d0035002d";
 
-fn binary(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Command {
-    let mut c = Command::new(common::binary());
-    c.args(args);
-    c
+/// `foxborne-receiver ulog ARGS...`.
+fn ulog(args: &[&str]) -> Output {
+    Command::new(common::binary())
+        .arg("ulog")
+        .args(args)
+        .output()
+        .expect("the binary runs")
 }
 
-fn run(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
-    binary(args).output().expect("the binary runs")
+fn text(path: &Path) -> &str {
+    path.to_str().expect("scratch paths are UTF-8")
 }
 
 fn stderr(o: &Output) -> String {
@@ -121,32 +124,73 @@ fn names_file(dir: &Path) -> PathBuf {
     path
 }
 
+/// A scratch folder with UGV-05's three logs, a report folder and a catalog.
+struct Fixture {
+    dir: common::Scratch,
+    logs: [PathBuf; 3],
+    out: PathBuf,
+    catalog: PathBuf,
+}
+
+impl Fixture {
+    fn new(name: &str) -> Fixture {
+        let dir = common::scratch(name);
+        let logs = three_runs(&dir);
+        let (out, catalog) = (dir.join("reports"), dir.join("data/catalog.sqlite"));
+        Fixture {
+            dir,
+            logs,
+            out,
+            catalog,
+        }
+    }
+
+    /// `ulog VERB ARGS... --catalog CATALOG`.
+    fn ulog(&self, args: &[&str]) -> Output {
+        let mut all = args.to_vec();
+        all.extend(["--catalog", text(&self.catalog)]);
+        ulog(&all)
+    }
+
+    /// `ulog ingest LOGS... --out OUT --catalog CATALOG ARGS...`.
+    fn ingest(&self, logs: &[&Path], args: &[&str]) -> Output {
+        let mut all = vec!["ingest"];
+        all.extend(logs.iter().map(|l| text(l)));
+        all.extend(["--out", text(&self.out)]);
+        all.extend(args);
+        self.ulog(&all)
+    }
+
+    /// `ulog runs`, one JSON value per line.
+    fn runs(&self, args: &[&str]) -> Vec<Value> {
+        let mut all = vec!["runs"];
+        all.extend(args);
+        let o = self.ulog(&all);
+        assert!(o.status.success(), "{}", stderr(&o));
+        lines(&o)
+    }
+
+    fn report(&self, name: &str) -> Value {
+        read_json(&self.out.join(format!("{name}.report.json")))
+    }
+}
+
+fn assert_ok(o: &Output) {
+    assert!(o.status.success(), "{}", stderr(o));
+}
+
 #[test]
 #[cfg_attr(
     foxborne_no_corpus,
     ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
 )]
 fn three_logs_of_one_vehicle_in_order_give_the_documents_changes() {
-    let dir = common::scratch("catalog-three");
-    let logs = three_runs(&dir);
-    let names = names_file(&dir);
-    let (out, catalog) = (dir.join("reports"), dir.join("data/catalog.sqlite"));
-    for log in &logs {
-        let o = run(&[
-            &"ulog",
-            &"ingest",
-            log,
-            &"--out",
-            &out,
-            &"--catalog",
-            &catalog,
-            &"--names",
-            &names,
-        ]);
-        assert!(o.status.success(), "{}", stderr(&o));
+    let f = Fixture::new("catalog-three");
+    let names = names_file(&f.dir);
+    for log in &f.logs {
+        assert_ok(&f.ingest(&[log], &["--names", text(&names)]));
     }
-    let report = |n: &str| read_json(&out.join(format!("{n}.report.json")));
-    let (r1, r2, r3) = (report("r1"), report("r2"), report("r3"));
+    let (r1, r2, r3) = (f.report("r1"), f.report("r2"), f.report("r3"));
     assert_eq!(r1["vehicle"]["name"], "UGV-05");
     assert_eq!(
         r1["vehicle"]["named_by"],
@@ -196,15 +240,8 @@ fn three_logs_of_one_vehicle_in_order_give_the_documents_changes() {
         "RTL_RETURN_ALT back to 60"
     );
 
-    let changes = run(&[
-        &"ulog",
-        &"changes",
-        &"--vehicle",
-        &"UGV-05",
-        &"--catalog",
-        &catalog,
-    ]);
-    assert!(changes.status.success(), "{}", stderr(&changes));
+    let changes = f.ulog(&["changes", "--vehicle", "UGV-05"]);
+    assert_ok(&changes);
     let listed: Vec<(String, String, bool)> = lines(&changes)
         .iter()
         .map(|c| {
@@ -224,62 +261,25 @@ fn three_logs_of_one_vehicle_in_order_give_the_documents_changes() {
             ("R-0003".into(), "RTL_RETURN_ALT".into(), false),
         ]
     );
-    let failsafe = run(&[
-        &"ulog",
-        &"changes",
-        &"--vehicle",
-        &BASE_UUID,
-        &"--catalog",
-        &catalog,
-        &"--failsafe",
-    ]);
+    let failsafe = f.ulog(&["changes", "--vehicle", BASE_UUID, "--failsafe"]);
     assert_eq!(lines(&failsafe).len(), 2, "by sys_uuid, failsafe only");
 
-    let runs = run(&[
-        &"ulog",
-        &"runs",
-        &"--vehicle",
-        &"UGV-05",
-        &"--catalog",
-        &catalog,
-    ]);
-    let runs = lines(&runs);
+    let runs = f.runs(&["--vehicle", "UGV-05"]);
     assert_eq!(runs.len(), 3);
     assert!(runs
         .iter()
         .all(|r| r["vehicle"] == "UGV-05" && r["parameters"] == 980));
 
     // The catalog is a cache of the reports: made again from them, it holds the same runs.
-    std::fs::remove_file(&catalog).unwrap();
-    let rebuilt = run(&[
-        &"ulog",
-        &"catalog",
-        &"rebuild",
-        &"--catalog",
-        &catalog,
-        &"--reports",
-        &out,
-    ]);
-    assert!(rebuilt.status.success(), "{}", stderr(&rebuilt));
+    std::fs::remove_file(&f.catalog).unwrap();
+    let rebuilt = f.ulog(&["catalog", "rebuild", "--reports", text(&f.out)]);
+    assert_ok(&rebuilt);
     assert!(String::from_utf8_lossy(&rebuilt.stdout).contains("rebuilt from 3 reports"));
-    let again = lines(&run(&[
-        &"ulog",
-        &"runs",
-        &"--vehicle",
-        &"UGV-05",
-        &"--catalog",
-        &catalog,
-    ]));
-    assert_eq!(again, runs);
-    let changes_again = run(&[
-        &"ulog",
-        &"changes",
-        &"--vehicle",
-        &"UGV-05",
-        &"--catalog",
-        &catalog,
-    ]);
-    assert_eq!(lines(&changes_again), lines(&changes));
+    assert_eq!(f.runs(&["--vehicle", "UGV-05"]), runs);
+    assert_eq!(
+        lines(&f.ulog(&["changes", "--vehicle", "UGV-05"])),
+        lines(&changes)
+    );
 }
 
 #[test]
@@ -293,31 +293,31 @@ fn two_ingests_at_once_into_one_catalog_with_a_reader_beside_them() {
     let (first, second) = logs.split_at(logs.len() / 2);
     let catalog = dir.join("catalog.sqlite");
     let ingest = |files: &[PathBuf], out: &str| {
-        let mut c = Command::new(common::binary());
-        c.args(["ulog", "ingest"])
+        Command::new(common::binary())
+            .args(["ulog", "ingest"])
             .args(files)
             .arg("--out")
             .arg(dir.join(out))
             .arg("--catalog")
             .arg(&catalog)
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped());
-        c.spawn().unwrap()
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
     };
+    let read = || ulog(&["runs", "--catalog", text(&catalog)]);
     // Both start on a catalog that does not exist yet: they race to create it too.
     let mut writers = [ingest(first, "a"), ingest(second, "b")];
-    let mut reads = 0;
-    let mut reads_during = 0;
-    loop {
-        let running = writers
+    let mut running = || {
+        writers
             .iter_mut()
             .map(|w| w.try_wait().unwrap().is_none())
-            .filter(|r| *r)
-            .count();
-        if running == 0 {
-            break;
-        }
-        let o = run(&[&"ulog", &"runs", &"--catalog", &catalog]);
+            .filter(|still| *still)
+            .count()
+    };
+    let (mut reads, mut reads_during) = (0, 0);
+    while running() > 0 {
+        let o = read();
         if reads == 0 && stderr(&o).contains("no catalog at") {
             // The writers have not made it yet (each reader run takes a few milliseconds).
             continue;
@@ -327,12 +327,13 @@ fn two_ingests_at_once_into_one_catalog_with_a_reader_beside_them() {
             "a reader during the ingests: {}",
             stderr(&o)
         );
-        let seen = lines(&o);
-        let mut ids: Vec<&str> = seen.iter().map(|r| r["run"].as_str().unwrap()).collect();
+        let mut ids: Vec<String> = lines(&o).iter().map(|r| r["run"].to_string()).collect();
+        let seen = ids.len();
+        ids.sort();
         ids.dedup();
-        assert_eq!(ids.len(), seen.len());
+        assert_eq!(ids.len(), seen, "no run twice");
         reads += 1;
-        if writers.iter_mut().any(|w| w.try_wait().unwrap().is_none()) {
+        if running() > 0 {
             reads_during += 1;
         }
         assert!(reads < 10_000, "the ingests never finished");
@@ -347,12 +348,9 @@ fn two_ingests_at_once_into_one_catalog_with_a_reader_beside_them() {
     }
     eprintln!("{reads} reads, {reads_during} while an ingest ran");
     assert!(reads_during > 0, "a reader ran while an ingest did");
-    let runs = lines(&run(&[&"ulog", &"runs", &"--catalog", &catalog]));
+    let runs = lines(&read());
     assert_eq!(runs.len(), logs.len(), "every log is one run, none lost");
-    let mut ids: Vec<String> = runs
-        .iter()
-        .map(|r| r["run"].as_str().unwrap().to_string())
-        .collect();
+    let mut ids: Vec<String> = runs.iter().map(|r| r["run"].to_string()).collect();
     ids.sort();
     ids.dedup();
     assert_eq!(ids.len(), logs.len(), "ids are unique");
@@ -371,9 +369,9 @@ fn two_ingests_at_once_into_one_catalog_with_a_reader_beside_them() {
             line.split_whitespace().next().unwrap(),
             "{stem}"
         );
-        assert!(runs
-            .iter()
-            .any(|r| r["sha256"] == report["sha256"] && r["run"] == report["run"]["id"]));
+        let catalogued =
+            |r: &&Value| r["sha256"] == report["sha256"] && r["run"] == report["run"]["id"];
+        assert!(runs.iter().any(|r| catalogued(&r)), "{stem}");
     }
 }
 
@@ -383,73 +381,57 @@ fn two_ingests_at_once_into_one_catalog_with_a_reader_beside_them() {
     ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
 )]
 fn the_same_bytes_twice_change_nothing_and_another_file_of_that_name_is_a_new_run() {
-    let dir = common::scratch("catalog-twice");
-    let logs = three_runs(&dir);
-    let (out, catalog) = (dir.join("reports"), dir.join("catalog.sqlite"));
-    let ingest = |log: &Path| {
-        run(&[
-            &"ulog",
-            &"ingest",
-            &log,
-            &"--out",
-            &out,
-            &"--catalog",
-            &catalog,
-        ])
-    };
-    assert!(ingest(&logs[0]).status.success());
-    let before = std::fs::read(&catalog).unwrap();
-    let first = read_json(&out.join("r1.report.json"));
-    let again = ingest(&logs[0]);
-    assert!(again.status.success());
-    assert!(
-        stderr(&again).contains("catalogued already as R-0001 (same SHA-256): nothing changed"),
-        "{}",
-        stderr(&again)
-    );
-    let second = read_json(&out.join("r1.report.json"));
+    let f = Fixture::new("catalog-twice");
+    assert_ok(&f.ingest(&[&f.logs[0]], &[]));
+    let before = std::fs::read(&f.catalog).unwrap();
+    let first = f.report("r1");
+    let again = f.ingest(&[&f.logs[0]], &[]);
+    assert_ok(&again);
+    let said = "catalogued already as R-0001 (same SHA-256): nothing changed";
+    assert!(stderr(&again).contains(said), "{}", stderr(&again));
+    let second = f.report("r1");
     assert_eq!(second["run"]["id"], "R-0001");
     assert_eq!(second["run"]["new"], false);
     assert_eq!(second["run"]["ingested_utc"], first["run"]["ingested_utc"]);
+    assert_eq!(f.runs(&[]).len(), 1);
     assert_eq!(
-        lines(&run(&[&"ulog", &"runs", &"--catalog", &catalog])).len(),
-        1
-    );
-    assert_eq!(
-        std::fs::read(&catalog).unwrap(),
+        std::fs::read(&f.catalog).unwrap(),
         before,
         "the catalog file is unchanged"
     );
 
     // Other bytes under the same name: a new run, said so, its report beside the first's.
-    let elsewhere = dir.join("card2");
+    let elsewhere = f.dir.join("card2");
     std::fs::create_dir_all(&elsewhere).unwrap();
     let same_name = elsewhere.join("r1.ulg");
-    std::fs::copy(&logs[1], &same_name).unwrap();
-    let o = ingest(&same_name);
-    assert!(o.status.success());
+    std::fs::copy(&f.logs[1], &same_name).unwrap();
+    let o = f.ingest(&[&same_name], &[]);
+    assert_ok(&o);
     assert!(
         stderr(&o).contains("A different file named r1.ulg is run R-0001"),
         "{}",
         stderr(&o)
     );
-    let reports: Vec<PathBuf> = std::fs::read_dir(&out)
+    let reports: Vec<PathBuf> = std::fs::read_dir(&f.out)
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
     assert_eq!(reports.len(), 2, "{reports:?}");
     let moved = reports
         .iter()
-        .find(|p| *p != &out.join("r1.report.json"))
+        .find(|p| *p != &f.out.join("r1.report.json"))
         .unwrap();
     let report = read_json(moved);
     assert_eq!(report["run"]["id"], "R-0002");
-    assert!(moved.to_string_lossy().ends_with(&format!(
-        "r1.{}.report.json",
-        &report["sha256"].as_str().unwrap()[..12]
-    )));
+    let sha = &report["sha256"].as_str().unwrap()[..12];
+    assert!(
+        moved
+            .to_string_lossy()
+            .ends_with(&format!("r1.{sha}.report.json")),
+        "{moved:?}"
+    );
     assert_eq!(
-        read_json(&out.join("r1.report.json"))["run"]["id"],
+        f.report("r1")["run"]["id"],
         "R-0001",
         "the first run's report is kept"
     );
@@ -461,78 +443,65 @@ fn the_same_bytes_twice_change_nothing_and_another_file_of_that_name_is_a_new_ru
     ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
 )]
 fn a_manifest_that_disagrees_or_leaves_a_file_out_rejects_it_before_it_is_read() {
-    let dir = common::scratch("catalog-manifest");
-    let logs = three_runs(&dir);
-    // The sender's manifest, by coreutils: r1 as it is, r2 with another file's digest, no r3.
-    let sums = Command::new("sha256sum")
-        .current_dir(&*dir)
-        .args(["r1.ulg", "r3.ulg"])
-        .output()
-        .expect("coreutils sha256sum");
-    let text = String::from_utf8(sums.stdout).unwrap();
-    let (r1_line, r3_line) = (text.lines().next().unwrap(), text.lines().nth(1).unwrap());
-    let r3_digest = r3_line[..64].to_string();
-    let manifest = dir.join("SHA256SUMS");
-    std::fs::write(&manifest, format!("{r1_line}\n{r3_digest}  r2.ulg\n")).unwrap();
-    let r2_sum = Command::new("sha256sum").arg(&logs[1]).output().unwrap();
-    let r2_digest = String::from_utf8(r2_sum.stdout).unwrap()[..64].to_string();
-    let (out, catalog) = (dir.join("reports"), dir.join("catalog.sqlite"));
-    let o = run(&[
-        &"ulog",
-        &"ingest",
-        &logs[0],
-        &logs[1],
-        &logs[2],
-        &"--out",
-        &out,
-        &"--catalog",
-        &catalog,
-        &"--manifest",
-        &manifest,
-    ]);
+    let f = Fixture::new("catalog-manifest");
+    let digest = |log: &Path| {
+        let o = Command::new("sha256sum")
+            .arg(log)
+            .output()
+            .expect("coreutils sha256sum");
+        String::from_utf8(o.stdout).unwrap()[..64].to_string()
+    };
+    let (r1, r2, r3) = (digest(&f.logs[0]), digest(&f.logs[1]), digest(&f.logs[2]));
+    // The sender's manifest: r1 as it is, r2 with another file's digest, no r3.
+    let manifest = f.dir.join("SHA256SUMS");
+    std::fs::write(&manifest, format!("{r1}  r1.ulg\n{r3}  r2.ulg\n")).unwrap();
+    let logs: Vec<&Path> = f.logs.iter().map(PathBuf::as_path).collect();
+    let o = f.ingest(&logs, &["--manifest", text(&manifest)]);
     assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
     let err = stderr(&o);
-    let r2_line = err
-        .lines()
-        .find(|l| l.contains("r2.ulg: rejected"))
-        .unwrap_or_else(|| panic!("{err}"));
+    let said = |name: &str| {
+        err.lines()
+            .find(|l| l.contains(&format!("{name}: rejected")))
+            .unwrap_or_else(|| panic!("{err}"))
+            .to_string()
+    };
+    let r2_said = said("r2.ulg");
     assert!(
-        r2_line.contains(&r3_digest) && r2_line.contains(&r2_digest),
-        "both digests: {r2_line}"
+        r2_said.contains(&r3) && r2_said.contains(&r2),
+        "both digests: {r2_said}"
     );
-    assert!(r2_line.contains("line 2 lists r2.ulg"), "{r2_line}");
-    let r3_err = err
-        .lines()
-        .find(|l| l.contains("r3.ulg: rejected"))
-        .unwrap_or_else(|| panic!("{err}"));
     assert!(
-        r3_err.contains("does not list this file") && r3_err.contains(&r3_digest),
-        "{r3_err}"
+        r2_said.contains("SHA256SUMS line 2 lists r2.ulg"),
+        "{r2_said}"
+    );
+    let r3_said = said("r3.ulg");
+    assert!(
+        r3_said.contains("does not list this file") && r3_said.contains(&r3),
+        "{r3_said}"
     );
 
-    let r1 = read_json(&out.join("r1.report.json"));
-    assert_eq!(r1["status"], "complete");
-    assert_eq!(r1["manifest"]["matches"], true);
-    assert_eq!(r1["manifest"]["matched_by"], "path");
-    let r2 = read_json(&out.join("r2.report.json"));
-    assert_eq!(r2["status"], "rejected");
-    assert_eq!(r2["sha256"], r2_digest.as_str());
-    assert_eq!(r2["manifest"]["sha256"], r3_digest.as_str());
+    let report1 = f.report("r1");
+    assert_eq!(report1["status"], "complete");
+    assert_eq!(report1["manifest"]["matches"], true);
+    assert_eq!(report1["manifest"]["matched_by"], "path");
+    let report2 = f.report("r2");
+    assert_eq!(report2["status"], "rejected");
+    assert_eq!(report2["sha256"], r2.as_str());
+    assert_eq!(report2["manifest"]["sha256"], r3.as_str());
     assert_eq!(
-        r2["validation"],
+        report2["validation"],
         serde_json::json!([]),
         "not read: not even its magic"
     );
     assert_eq!(
-        r2["run"],
+        report2["run"],
         Value::Null,
         "a file the manifest rejects is no run"
     );
-    let r3 = read_json(&out.join("r3.report.json"));
-    assert_eq!(r3["manifest"]["entry"], Value::Null);
-    let runs = lines(&run(&[&"ulog", &"runs", &"--catalog", &catalog]));
+    assert_eq!(f.report("r3")["manifest"]["entry"], Value::Null);
+    let runs = f.runs(&[]);
     assert_eq!(runs.len(), 1);
-    assert_eq!(runs[0]["sha256"], r1["sha256"]);
+    assert_eq!(runs[0]["sha256"], report1["sha256"]);
 }
 
 #[test]
@@ -541,38 +510,19 @@ fn a_manifest_that_disagrees_or_leaves_a_file_out_rejects_it_before_it_is_read()
     ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
 )]
 fn a_catalog_cut_short_is_set_aside_and_rebuilt_and_the_ingest_goes_on() {
-    let dir = common::scratch("catalog-truncated");
-    let logs = three_runs(&dir);
-    let (out, catalog) = (dir.join("reports"), dir.join("catalog.sqlite"));
-    let o = run(&[
-        &"ulog",
-        &"ingest",
-        &logs[0],
-        &logs[1],
-        &"--out",
-        &out,
-        &"--catalog",
-        &catalog,
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let before = lines(&run(&[&"ulog", &"runs", &"--catalog", &catalog]));
-    let bytes = std::fs::read(&catalog).unwrap();
+    let f = Fixture::new("catalog-truncated");
+    assert_ok(&f.ingest(&[&f.logs[0], &f.logs[1]], &[]));
+    let before = f.runs(&[]);
+    let bytes = std::fs::read(&f.catalog).unwrap();
     assert!(
         bytes.len() > 8192,
         "a catalog of several pages: {}",
         bytes.len()
     );
-    std::fs::write(&catalog, &bytes[..bytes.len() / 2]).unwrap();
+    let cut = &bytes[..bytes.len() / 2];
+    std::fs::write(&f.catalog, cut).unwrap();
 
-    let o = run(&[
-        &"ulog",
-        &"ingest",
-        &logs[2],
-        &"--out",
-        &out,
-        &"--catalog",
-        &catalog,
-    ]);
+    let o = f.ingest(&[&f.logs[2]], &[]);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -580,7 +530,7 @@ fn a_catalog_cut_short_is_set_aside_and_rebuilt_and_the_ingest_goes_on() {
         stderr(&o)
     );
     let err = stderr(&o);
-    let aside = dir.join("catalog.sqlite.corrupt-1");
+    let aside = f.dir.join("data/catalog.sqlite.corrupt-1");
     assert!(err.contains("is damaged"), "{err}");
     assert!(
         err.contains(&format!("set aside as {}", aside.display())),
@@ -589,16 +539,16 @@ fn a_catalog_cut_short_is_set_aside_and_rebuilt_and_the_ingest_goes_on() {
     assert!(err.contains("rebuilt from the 2 reports in"), "{err}");
     assert_eq!(
         std::fs::read(&aside).unwrap(),
-        &bytes[..bytes.len() / 2],
+        cut,
         "the damaged file is kept"
     );
-    let r3 = read_json(&out.join("r3.report.json"));
+    let r3 = f.report("r3");
     assert_eq!(r3["run"]["id"], "R-0003");
     assert_eq!(
         r3["changes"][0]["text"],
         "NAV_DLL_ACT 0 (Disabled) to 1 (Hold) in R-0003, 21 Apr"
     );
-    let after = lines(&run(&[&"ulog", &"runs", &"--catalog", &catalog]));
+    let after = f.runs(&[]);
     assert_eq!(after.len(), 3);
     assert_eq!(
         after[..2],
@@ -613,66 +563,76 @@ fn a_catalog_cut_short_is_set_aside_and_rebuilt_and_the_ingest_goes_on() {
     ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
 )]
 fn a_catalog_of_a_newer_schema_is_refused_before_anything_is_read() {
-    let dir = common::scratch("catalog-version");
-    let logs = three_runs(&dir);
-    let (out, catalog) = (dir.join("reports"), dir.join("catalog.sqlite"));
-    assert!(run(&[
-        &"ulog",
-        &"ingest",
-        &logs[0],
-        &"--out",
-        &out,
-        &"--catalog",
-        &catalog
-    ])
-    .status
-    .success());
-    let conn = rusqlite::Connection::open(&catalog).unwrap();
+    let f = Fixture::new("catalog-version");
+    assert_ok(&f.ingest(&[&f.logs[0]], &[]));
+    let conn = rusqlite::Connection::open(&f.catalog).unwrap();
     conn.pragma_update(None, "user_version", 2).unwrap();
     drop(conn);
-    let o = run(&[
-        &"ulog",
-        &"ingest",
-        &logs[1],
-        &"--out",
-        &out,
-        &"--catalog",
-        &catalog,
-    ]);
+    let o = f.ingest(&[&f.logs[1]], &[]);
     assert_eq!(o.status.code(), Some(1));
+    let said =
+        "is schema version 2, written by a newer foxborne-receiver (this one reads version 1)";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains(
-            "is schema version 2, written by a newer foxborne-receiver (this one reads version 1)"
+        !f.out.join("r2.report.json").exists(),
+        "nothing was ingested"
+    );
+    // Rebuilt from the reports, it is a catalog this version reads.
+    assert_ok(&f.ulog(&["catalog", "rebuild", "--reports", text(&f.out)]));
+    assert_ok(&f.ingest(&[&f.logs[1]], &[]));
+    assert_eq!(f.runs(&[]).len(), 2);
+}
+
+#[test]
+#[cfg_attr(
+    foxborne_no_corpus,
+    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
+)]
+fn the_daemon_config_gives_the_catalogs_folder_and_names_by_system_id() {
+    let dir = common::scratch("catalog-config");
+    let config = dir.join("receiver.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "data_dir = \"{}\"\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:14550\"\n[gap]\nvehicles = {{ 1 = \"SITL-1\" }}\n",
+            dir.join("data").display()
         ),
+    )
+    .unwrap();
+    // A SITL log: no sys_uuid, ver_hw SITL, MAV_SYS_ID 1.
+    let log = common::corpus_file("ulog", "stifael_14_19_29.ulg");
+    let out = dir.join("reports");
+    assert_ok(&ulog(&[
+        "ingest",
+        text(&log),
+        "--out",
+        text(&out),
+        "--config",
+        text(&config),
+    ]));
+    assert!(dir.join("data/catalog.sqlite").is_file());
+    let report = read_json(&out.join("stifael_14_19_29.report.json"));
+    assert_eq!(report["vehicle"]["name"], "SITL-1");
+    assert_eq!(report["vehicle"]["identity"], "ver_hw SITL, MAV_SYS_ID 1");
+    assert_eq!(
+        report["vehicle"]["named_by"],
+        format!("gap.vehicles in {}", config.display())
+    );
+    assert_eq!(
+        report["run"]["start_utc"],
+        Value::Null,
+        "GPS UTC is zero throughout"
+    );
+    let runs = ulog(&["runs", "--config", text(&config), "--vehicle", "SITL-1"]);
+    let runs = lines(&runs);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["run"], "R-0001");
+    // Without a catalog the verbs that need one say how to give it.
+    let o = ulog(&["runs"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--catalog FILE, or --config FILE"),
         "{}",
         stderr(&o)
-    );
-    assert!(!out.join("r2.report.json").exists(), "nothing was ingested");
-    // Rebuilt from the reports, it is a catalog this version reads.
-    assert!(run(&[
-        &"ulog",
-        &"catalog",
-        &"rebuild",
-        &"--catalog",
-        &catalog,
-        &"--reports",
-        &out
-    ])
-    .status
-    .success());
-    assert!(run(&[
-        &"ulog",
-        &"ingest",
-        &logs[1],
-        &"--out",
-        &out,
-        &"--catalog",
-        &catalog
-    ])
-    .status
-    .success());
-    assert_eq!(
-        lines(&run(&[&"ulog", &"runs", &"--catalog", &catalog])).len(),
-        2
     );
 }

@@ -7,9 +7,9 @@ use super::vehicle::Vehicle;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// One run as the catalog records it.
+/// What the catalog lists of a run: its file, vehicle and time.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RunFacts {
+pub struct RunSummary {
     pub sha256: String,
     /// The path as given to the ingest.
     pub file: String,
@@ -24,6 +24,12 @@ pub struct RunFacts {
     /// The first believable sample in UTC, microseconds, when the log has a GPS anchor.
     pub start_utc_us: Option<i64>,
     pub duration_s: Option<f64>,
+}
+
+/// One run as the catalog records it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunFacts {
+    pub summary: RunSummary,
     /// Findings counted by kind.
     pub findings: BTreeMap<String, u64>,
     /// Parameters at start.
@@ -66,19 +72,21 @@ impl RunFacts {
             .filter_map(|(k, v)| ParamValue::from_json(v).map(|v| (k.clone(), v)))
             .collect();
         Ok(RunFacts {
-            sha256: text(report, "sha256")?,
-            file,
-            file_name,
-            size_bytes: report["size_bytes"]
-                .as_u64()
-                .ok_or(FactsError::Missing("size_bytes"))?,
-            status: text(report, "status")?,
-            reason: report["reason"].as_str().map(String::from),
-            vehicle: serde_json::from_value(report["vehicle"].clone()).ok(),
-            start_utc_us: span
-                .zip(boot_offset)
-                .and_then(|((t0, _), off)| off.checked_add(i64::try_from(t0).ok()?)),
-            duration_s: span.map(|(t0, t1)| (t1 - t0) as f64 / 1e6),
+            summary: RunSummary {
+                sha256: text(report, "sha256")?,
+                file,
+                file_name,
+                size_bytes: report["size_bytes"]
+                    .as_u64()
+                    .ok_or(FactsError::Missing("size_bytes"))?,
+                status: text(report, "status")?,
+                reason: report["reason"].as_str().map(String::from),
+                vehicle: serde_json::from_value(report["vehicle"].clone()).ok(),
+                start_utc_us: span
+                    .zip(boot_offset)
+                    .and_then(|((t0, _), off)| off.checked_add(i64::try_from(t0).ok()?)),
+                duration_s: span.map(|(t0, t1)| (t1 - t0) as f64 / 1e6),
+            },
             findings,
             parameters,
         })
@@ -169,7 +177,8 @@ mod tests {
 
     #[test]
     fn a_report_gives_its_runs_facts() {
-        let f = RunFacts::from_report(&report()).unwrap();
+        let facts = RunFacts::from_report(&report()).unwrap();
+        let f = &facts.summary;
         assert_eq!(f.file_name, "14_13_19.ulg");
         assert_eq!(f.size_bytes, 1234);
         // From logging start (1 s, not the stale 0.9 s sample) to 61 s; the outlier topic
@@ -180,11 +189,11 @@ mod tests {
             utc_text(f.start_utc_us.unwrap()).unwrap(),
             "2026-09-22T14:13:19.000Z"
         );
-        assert_eq!(f.findings["log_dropout"], 2);
-        assert_eq!(f.findings["timestamp_outlier"], 1);
-        assert_eq!(f.parameters["NAV_DLL_ACT"], ParamValue::Int(2));
-        assert_eq!(f.parameters["COM_OF_LOSS_T"], ParamValue::Float(1.0));
-        assert_eq!(f.vehicle.unwrap().name, "UAS-04");
+        assert_eq!(facts.findings["log_dropout"], 2);
+        assert_eq!(facts.findings["timestamp_outlier"], 1);
+        assert_eq!(facts.parameters["NAV_DLL_ACT"], ParamValue::Int(2));
+        assert_eq!(facts.parameters["COM_OF_LOSS_T"], ParamValue::Float(1.0));
+        assert_eq!(f.vehicle.as_ref().unwrap().name, "UAS-04");
     }
 
     #[test]
@@ -193,7 +202,7 @@ mod tests {
         r["topics"] = json!([]);
         r["findings"] = json!([]);
         r["vehicle"] = Value::Null;
-        let f = RunFacts::from_report(&r).unwrap();
+        let f = RunFacts::from_report(&r).unwrap().summary;
         assert_eq!(
             (f.start_utc_us, f.duration_s, f.vehicle),
             (None, None, None)

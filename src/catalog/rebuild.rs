@@ -56,7 +56,7 @@ fn read_report(path: &Path, names: Option<&Names>) -> Result<(RunFacts, Placemen
         .and_then(parse_utc)
         .ok_or("has no run.ingested_utc")?;
     if let Some(names) = names {
-        facts.vehicle = Identity::from_report(&json).map(|id| names.resolve(&id));
+        facts.summary.vehicle = Identity::from_report(&json).map(|id| names.resolve(&id));
     }
     let report = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     Ok((

@@ -4,9 +4,10 @@
 //! the reports hold them and a rebuild brings them back). Only this module touches SQLite.
 
 use super::changes::{diff, Diff, ParamValue, Parameters};
-use super::facts::{order_key, RunFacts};
+use super::facts::{order_key, RunFacts, RunSummary};
 use super::lock::{self, CatalogLock};
 use super::schema::{self, PrepareError, SchemaError};
+use super::vehicle::Vehicle;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension, ToSql, TransactionBehavior};
 use std::collections::BTreeMap;
@@ -93,20 +94,7 @@ fn param_from_sql(v: ValueRef<'_>) -> Option<ParamValue> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunRow {
     pub id: i64,
-    pub sha256: String,
-    pub file: String,
-    pub file_name: String,
-    pub size_bytes: u64,
-    pub status: String,
-    pub reason: Option<String>,
-    pub vehicle: Option<String>,
-    pub identity: Option<String>,
-    pub sys_uuid: Option<String>,
-    pub ver_hw: Option<String>,
-    pub mav_sys_id: Option<i64>,
-    pub named_by: Option<String>,
-    pub start_utc_us: Option<i64>,
-    pub duration_s: Option<f64>,
+    pub summary: RunSummary,
     pub ingested_utc_us: i64,
     pub sort_utc_us: i64,
     pub report: Option<String>,
@@ -117,22 +105,30 @@ const RUN_COLUMNS: &str = "id, sha256, file, file_name, size_bytes, status, reas
     ingested_utc_us, sort_utc_us, report";
 
 fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
+    let vehicle = match r.get::<_, Option<String>>(7)? {
+        Some(name) => Some(Vehicle {
+            name,
+            identity: r.get::<_, Option<String>>(8)?.unwrap_or_default(),
+            sys_uuid: r.get(9)?,
+            ver_hw: r.get(10)?,
+            mav_sys_id: r.get(11)?,
+            named_by: r.get(12)?,
+        }),
+        None => None,
+    };
     Ok(RunRow {
         id: r.get(0)?,
-        sha256: r.get(1)?,
-        file: r.get(2)?,
-        file_name: r.get(3)?,
-        size_bytes: u64::try_from(r.get::<_, i64>(4)?).unwrap_or(0),
-        status: r.get(5)?,
-        reason: r.get(6)?,
-        vehicle: r.get(7)?,
-        identity: r.get(8)?,
-        sys_uuid: r.get(9)?,
-        ver_hw: r.get(10)?,
-        mav_sys_id: r.get(11)?,
-        named_by: r.get(12)?,
-        start_utc_us: r.get(13)?,
-        duration_s: r.get(14)?,
+        summary: RunSummary {
+            sha256: r.get(1)?,
+            file: r.get(2)?,
+            file_name: r.get(3)?,
+            size_bytes: u64::try_from(r.get::<_, i64>(4)?).unwrap_or(0),
+            status: r.get(5)?,
+            reason: r.get(6)?,
+            vehicle,
+            start_utc_us: r.get(13)?,
+            duration_s: r.get(14)?,
+        },
         ingested_utc_us: r.get(15)?,
         sort_utc_us: r.get(16)?,
         report: r.get(17)?,
@@ -264,7 +260,7 @@ impl Catalog {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(e)?;
-        let existing = by_sha256(&tx, &facts.sha256).map_err(e)?;
+        let existing = by_sha256(&tx, &facts.summary.sha256).map_err(e)?;
         let new = existing.is_none();
         let run = match existing {
             Some(run) => run,
@@ -278,7 +274,7 @@ impl Catalog {
                         .map_err(e)?,
                 };
                 insert(&tx, id, facts, placement).map_err(e)?;
-                by_sha256(&tx, &facts.sha256)
+                by_sha256(&tx, &facts.summary.sha256)
                     .map_err(e)?
                     .expect("the row just inserted")
             }
@@ -286,7 +282,7 @@ impl Catalog {
         let same_name = select_runs(
             &tx,
             "file_name = ?1 AND sha256 != ?2 ORDER BY id",
-            params![run.file_name, run.sha256],
+            params![run.summary.file_name, run.summary.sha256],
         )
         .map_err(e)?;
         let (previous, overtaken) = neighbours(&tx, &run).map_err(e)?;
@@ -318,13 +314,13 @@ impl Catalog {
         let e = |err| sql_error(&path, err);
         let id = placement.id.expect("a rebuilt run keeps its id");
         let tx = self.conn.transaction().map_err(e)?;
-        if let Some(run) = by_sha256(&tx, &facts.sha256).map_err(e)? {
+        if let Some(run) = by_sha256(&tx, &facts.summary.sha256).map_err(e)? {
             return Ok(Inserted::SameBytes { run: run.id });
         }
         if let Some(other) = select_runs(&tx, "id = ?1", params![id]).map_err(e)?.pop() {
             return Ok(Inserted::IdTaken {
                 run: id,
-                sha256: other.sha256,
+                sha256: other.summary.sha256,
             });
         }
         insert(&tx, id, facts, placement).map_err(e)?;
@@ -379,7 +375,7 @@ impl Catalog {
         let runs: Vec<RunRow> = self
             .runs(Some(vehicle))?
             .into_iter()
-            .filter(|r| r.status == "complete")
+            .filter(|r| r.summary.status == "complete")
             .collect();
         let mut steps = Vec::new();
         let mut before: Option<(RunRow, Parameters)> = None;
@@ -445,28 +441,30 @@ fn neighbours(
     conn: &Connection,
     run: &RunRow,
 ) -> rusqlite::Result<(Option<RunRow>, Option<RunRow>)> {
-    let Some(vehicle) = run.vehicle.as_deref().filter(|_| run.status == "complete") else {
+    let complete = run.summary.status == "complete";
+    let Some(vehicle) = run.summary.vehicle.as_ref().filter(|_| complete) else {
         return Ok((None, None));
     };
     let previous = select_runs(
         conn,
         "vehicle = ?1 AND status = 'complete' AND (sort_utc_us < ?2 OR (sort_utc_us = ?2 AND id < ?3)) \
          ORDER BY sort_utc_us DESC, id DESC LIMIT 1",
-        params![vehicle, run.sort_utc_us, run.id],
+        params![vehicle.name, run.sort_utc_us, run.id],
     )?
     .pop();
     let next = select_runs(
         conn,
         "vehicle = ?1 AND status = 'complete' AND (sort_utc_us > ?2 OR (sort_utc_us = ?2 AND id > ?3)) \
          ORDER BY sort_utc_us, id LIMIT 1",
-        params![vehicle, run.sort_utc_us, run.id],
+        params![vehicle.name, run.sort_utc_us, run.id],
     )?
     .pop()
     .filter(|next| next.id < run.id);
     Ok((previous, next))
 }
 
-fn insert(conn: &Connection, id: i64, f: &RunFacts, p: &Placement) -> rusqlite::Result<()> {
+fn insert(conn: &Connection, id: i64, facts: &RunFacts, p: &Placement) -> rusqlite::Result<()> {
+    let f = &facts.summary;
     let v = f.vehicle.as_ref();
     conn.execute(
         "INSERT INTO runs (id, sha256, file, file_name, size_bytes, status, reason, vehicle, \
@@ -496,12 +494,12 @@ fn insert(conn: &Connection, id: i64, f: &RunFacts, p: &Placement) -> rusqlite::
     )?;
     let mut finding =
         conn.prepare_cached("INSERT INTO findings (run_id, kind, count) VALUES (?1, ?2, ?3)")?;
-    for (kind, count) in &f.findings {
+    for (kind, count) in &facts.findings {
         finding.execute(params![id, kind, i64::try_from(*count).unwrap_or(i64::MAX)])?;
     }
     let mut parameter =
         conn.prepare_cached("INSERT INTO parameters (run_id, name, value) VALUES (?1, ?2, ?3)")?;
-    for (name, value) in &f.parameters {
+    for (name, value) in &facts.parameters {
         parameter.execute(params![id, name, value])?;
     }
     Ok(())
@@ -510,26 +508,27 @@ fn insert(conn: &Connection, id: i64, f: &RunFacts, p: &Placement) -> rusqlite::
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::vehicle::Vehicle;
 
     fn facts(sha: char, vehicle: Option<&str>, start: Option<i64>, nav_dll_act: i64) -> RunFacts {
         RunFacts {
-            sha256: sha.to_string().repeat(64),
-            file: format!("logs/{sha}.ulg"),
-            file_name: format!("{sha}.ulg"),
-            size_bytes: 100,
-            status: "complete".into(),
-            reason: None,
-            vehicle: vehicle.map(|name| Vehicle {
-                name: name.into(),
-                identity: "MAV_SYS_ID 4".into(),
-                sys_uuid: None,
-                ver_hw: None,
-                mav_sys_id: Some(4),
-                named_by: None,
-            }),
-            start_utc_us: start,
-            duration_s: Some(60.0),
+            summary: RunSummary {
+                sha256: sha.to_string().repeat(64),
+                file: format!("logs/{sha}.ulg"),
+                file_name: format!("{sha}.ulg"),
+                size_bytes: 100,
+                status: "complete".into(),
+                reason: None,
+                vehicle: vehicle.map(|name| Vehicle {
+                    name: name.into(),
+                    identity: "MAV_SYS_ID 4".into(),
+                    sys_uuid: None,
+                    ver_hw: None,
+                    mav_sys_id: Some(4),
+                    named_by: None,
+                }),
+                start_utc_us: start,
+                duration_s: Some(60.0),
+            },
             findings: BTreeMap::from([("log_dropout".to_string(), 2)]),
             parameters: Parameters::from([
                 ("NAV_DLL_ACT".to_string(), ParamValue::Int(nav_dll_act)),

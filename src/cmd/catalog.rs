@@ -145,18 +145,20 @@ pub fn run_runs(args: RunsArgs) -> anyhow::Result<i32> {
     let mut out = std::io::stdout().lock();
     for run in catalog.runs(args.vehicle.as_deref())? {
         let (findings, parameters) = catalog.run_counts(run.id)?;
+        let s = &run.summary;
+        let vehicle = s.vehicle.as_ref();
         let line = json!({
             "run": run_id(run.id),
-            "vehicle": run.vehicle,
-            "identity": run.identity,
-            "named_by": run.named_by,
-            "status": run.status,
-            "reason": run.reason,
-            "file": run.file,
-            "sha256": run.sha256,
-            "size_bytes": run.size_bytes,
-            "start_utc": run.start_utc_us.and_then(utc_text),
-            "duration_s": run.duration_s,
+            "vehicle": vehicle.map(|v| &v.name),
+            "identity": vehicle.map(|v| &v.identity),
+            "named_by": vehicle.and_then(|v| v.named_by.as_ref()),
+            "status": s.status,
+            "reason": s.reason,
+            "file": s.file,
+            "sha256": s.sha256,
+            "size_bytes": s.size_bytes,
+            "start_utc": s.start_utc_us.and_then(utc_text),
+            "duration_s": s.duration_s,
             "ingested_utc": utc_text(run.ingested_utc_us),
             "findings": findings,
             "parameters": parameters,
@@ -187,7 +189,7 @@ pub fn run_changes(args: ChangesArgs) -> anyhow::Result<i32> {
             .chain(others.iter().map(|c| (false, c)));
         for (failsafe, change) in listed {
             let mut line = serde_json::to_value(Worded::new(change, &previous, &run))?;
-            line["vehicle"] = json!(step.run.vehicle);
+            line["vehicle"] = json!(step.run.summary.vehicle.as_ref().map(|v| &v.name));
             line["failsafe"] = json!(failsafe);
             writeln!(out, "{line}")?;
         }
@@ -243,7 +245,7 @@ fn open_existing(location: &CatalogArgs) -> anyhow::Result<Catalog> {
 fn run_ref(run: &RunRow) -> RunRef {
     RunRef {
         id: run.id,
-        start_utc_us: run.start_utc_us,
+        start_utc_us: run.summary.start_utc_us,
     }
 }
 
@@ -569,9 +571,9 @@ fn add_run(json: &mut Value, file: &Path, recorded: &Recorded, catalog: &Path) {
     for other in &recorded.same_name {
         notes.push(format!(
             "A different file named {} is run {} (SHA-256 {}); this one is a new run, {}.",
-            run.file_name,
+            run.summary.file_name,
             run_id(other.id),
-            other.sha256,
+            other.summary.sha256,
             run_id(run.id)
         ));
     }
@@ -613,13 +615,13 @@ fn add_run(json: &mut Value, file: &Path, recorded: &Recorded, catalog: &Path) {
         "catalog": std::fs::canonicalize(catalog).unwrap_or_else(|_| catalog.to_path_buf()),
         "new": recorded.new,
         "ingested_utc": utc_text(run.ingested_utc_us),
-        "start_utc": run.start_utc_us.and_then(utc_text),
-        "duration_s": run.duration_s,
+        "start_utc": run.summary.start_utc_us.and_then(utc_text),
+        "duration_s": run.summary.duration_s,
         "previous": recorded.previous.as_ref().map(|(p, _)| json!({
             "id": run_id(p.id),
-            "file": p.file,
-            "sha256": p.sha256,
-            "start_utc": p.start_utc_us.and_then(utc_text),
+            "file": p.summary.file,
+            "sha256": p.summary.sha256,
+            "start_utc": p.summary.start_utc_us.and_then(utc_text),
         })),
         "notes": notes,
     });

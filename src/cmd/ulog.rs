@@ -9,6 +9,9 @@
 //! - `ulog export FILE... --format parquet|csv --out DIR`: every topic instance as a table in
 //!   `<out>/<log name>/`, with parameters, logged messages, info and dropouts beside them.
 //! - `ulog report FILE --out report.html`: the post-sortie report, one offline HTML file.
+//! - `ulog ingest ... --catalog FILE | --config FILE [--names FILE] [--manifest SHA256SUMS]`,
+//!   `ulog runs`, `ulog changes`, `ulog catalog rebuild`: the run catalog and the manifest check,
+//!   in `crate::cmd::catalog`.
 //!
 //! Exit codes: 0 all complete; 3 a log quarantined; 4 a file rejected (4 wins over 3); 1 a
 //! runtime failure (a file that cannot be opened or written), which wins over both. `record`
