@@ -8,6 +8,10 @@
 //!   `ulog ingest` command opens it), its previous run found and the changes computed;
 //! - **again**: the same logs once more into that catalog (same bytes: nothing recorded).
 //!
+//! Then a large log made by the project's writer (`FOXBORNE_BENCH_BYTES`, default 1.1 GB; 0
+//! skips it; written in `FOXBORNE_BENCH_DIR`, default the temp folder, and deleted) through the
+//! first three modes once each, where SHA-256 is slower than the ingest.
+//!
 //! Run: `cargo bench --bench ulog_catalog_bench` (`-- ROUNDS`, default 7). The median round of
 //! each mode is reported, with its ratio to `before`.
 
@@ -20,7 +24,7 @@ use foxborne_receiver::ulog::digest::sha256_hex;
 use foxborne_receiver::ulog::ingest::{ingest_file, ingest_file_with_sha256, IngestOptions};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use ulog_common::corpus_logs;
+use ulog_common::{corpus_logs, write_big_log};
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Mode {
@@ -84,6 +88,44 @@ fn round(mode: Mode, logs: &[PathBuf], dir: &Path, catalog: &Path) -> (f64, Vec<
     }
     drop(session);
     (t0.elapsed().as_secs_f64(), each)
+}
+
+/// The large log once through `before`, `sha256` and `catalog`.
+fn large_log(scratch: &Path) {
+    let target: u64 = std::env::var("FOXBORNE_BENCH_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_100_000_000);
+    if target == 0 {
+        return;
+    }
+    let dir = std::env::var_os("FOXBORNE_BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
+    let path = dir.join(format!("foxborne-catalog-bench-{}.ulg", std::process::id()));
+    let size = write_big_log(&path, target).expect("writing the large log");
+    let logs = [path.clone()];
+    println!();
+    println!("### A large log: {size} bytes written by the project's writer, once per mode");
+    println!();
+    println!("| mode | wall time | throughput | against before |");
+    println!("| --- | ---: | ---: | ---: |");
+    let catalog = scratch.join("large/catalog.sqlite");
+    let mut before = 0.0;
+    for mode in [Mode::Before, Mode::Sha256, Mode::Catalog] {
+        let (t, _) = round(mode, &logs, &scratch.join("large"), &catalog);
+        if mode == Mode::Before {
+            before = t;
+        }
+        println!(
+            "| {} | {:.2} s | {:.0} MB/s | {:.2}x |",
+            format!("{mode:?}").to_lowercase(),
+            t,
+            size as f64 / t / 1e6,
+            t / before
+        );
+    }
+    let _ = std::fs::remove_file(&path);
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -179,4 +221,5 @@ fn main() {
             t[2] / t[0]
         );
     }
+    large_log(scratch.path());
 }

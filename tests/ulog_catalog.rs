@@ -280,6 +280,22 @@ fn three_logs_of_one_vehicle_in_order_give_the_documents_changes() {
         lines(&f.ulog(&["changes", "--vehicle", "UGV-05"])),
         lines(&changes)
     );
+    // With a names file, the rebuild names the vehicle again.
+    std::fs::write(
+        &names,
+        format!("[[vehicle]]\nname = \"UGV-06\"\nsys_uuid = \"{BASE_UUID}\"\n"),
+    )
+    .unwrap();
+    assert_ok(&f.ulog(&[
+        "catalog",
+        "rebuild",
+        "--reports",
+        text(&f.out),
+        "--names",
+        text(&names),
+    ]));
+    assert_eq!(f.runs(&["--vehicle", "UGV-06"]).len(), 3);
+    assert!(f.runs(&["--vehicle", "UGV-05"]).is_empty());
 }
 
 #[test]

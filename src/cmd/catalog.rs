@@ -202,9 +202,14 @@ pub fn run_catalog(cmd: CatalogCommand) -> anyhow::Result<i32> {
     match cmd {
         CatalogCommand::Rebuild(args) => {
             let (path, config) = args.location.required()?;
-            let names = match (&args.names, config_with_path(&args.location, &config)) {
-                (None, None) => None,
-                (file, cfg) => Some(load_names(file.as_deref(), cfg)?),
+            // Only --names names the vehicles again: a rebuild given --config for the catalog's
+            // place keeps the names the reports were written with.
+            let names = match &args.names {
+                None => None,
+                Some(file) => Some(load_names(
+                    Some(file),
+                    config_with_path(&args.location, &config),
+                )?),
             };
             let rebuilt = rebuild(&path, &args.reports, names.as_ref())?;
             let dirs: Vec<String> = args
