@@ -18,6 +18,7 @@ pub mod collect;
 pub mod decoder;
 pub mod display;
 pub mod error;
+pub mod events;
 #[cfg(feature = "full")]
 pub mod export;
 pub mod format;
@@ -25,12 +26,15 @@ pub mod gps;
 pub mod html;
 pub mod ingest;
 pub mod inspect;
+pub mod modes;
 pub mod periods;
 pub mod profile;
 pub mod reader;
 pub mod record;
 pub mod report;
+pub mod rules;
 pub mod series;
+pub mod signals;
 pub mod summary;
 #[cfg(feature = "full")]
 pub mod table;
