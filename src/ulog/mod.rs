@@ -14,6 +14,7 @@
 //! - after the ingest: `export` with `table` (Parquet/CSV tables; with the `full` feature
 //!   only), `html` with `series` (the report with plots).
 
+pub mod analysis;
 pub mod collect;
 pub mod decoder;
 pub mod display;

@@ -115,6 +115,9 @@ pub struct EventDef {
     pub description: Option<String>,
     /// The event group: only `default` events are shown in logs (as Flight Review does).
     pub group: String,
+    /// libevents' `type`: `append_health_and_arming_messages` for a failsafe announcement
+    /// that a ground station completes with the health reports sent with it.
+    pub kind: Option<String>,
     pub namespace: String,
     pub arguments: Vec<ArgType>,
 }
@@ -234,6 +237,7 @@ fn event_def(ev: &Json, group: &str, namespace: &str) -> Result<EventDef, Defini
         message,
         description: text("description"),
         group: group.to_string(),
+        kind: text("type"),
         namespace: namespace.to_string(),
         arguments,
     })

@@ -56,6 +56,9 @@ pub struct Event {
     pub name: Option<String>,
     #[serde(skip)]
     pub group: Option<String>,
+    /// The definition's `type` (`append_health_and_arming_messages`, ...).
+    #[serde(skip)]
+    pub kind: Option<String>,
     #[serde(skip)]
     pub level_number: u8,
     pub citation: Citation,
@@ -188,6 +191,7 @@ pub fn decode(
             id: r.id,
             name: def.map(|(_, e)| e.name.clone()),
             group: def.map(|(_, e)| e.group.clone()),
+            kind: def.and_then(|(_, e)| e.kind.clone()),
             level_number: level,
             citation: Citation {
                 topic: EVENT_TOPIC.to_string(),

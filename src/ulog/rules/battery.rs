@@ -120,7 +120,7 @@ impl Rule for BatterySag {
 
     fn finish(self: Box<Self>, sources: &[Source], _ctx: &Context<'_>) -> RuleOutcome {
         let rule = "battery_sag";
-        if !sources.iter().any(|s| s.kind == Kind::Battery) {
+        if self.batteries.is_empty() {
             return RuleOutcome::not_evaluated(rule, "not evaluated: no battery_status".into());
         }
         let mut ids: Vec<usize> = self.batteries.keys().copied().collect();
@@ -175,7 +175,7 @@ impl Rule for BatterySag {
             for e in episodes {
                 let low = e.crossed.first().map_or(0.0, |c| c.extreme.value);
                 let title = format!(
-                    "Battery sag on {name} at {} {}: {:.2} V per cell ({:.1} V over {} cells), under the empty-cell voltage {} V",
+                    "Battery sag on {name} at {} {}: {:.3} V per cell ({:.2} V over {} cells), under the empty-cell voltage {} V",
                     secs(e.start),
                     lasting(&e),
                     low,

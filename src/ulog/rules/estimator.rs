@@ -81,7 +81,7 @@ impl Rule for EstimatorFault {
 
     fn finish(self: Box<Self>, sources: &[Source], _ctx: &Context<'_>) -> RuleOutcome {
         let rule = "estimator_fault";
-        if !sources.iter().any(|s| s.kind == Kind::Estimator) {
+        if self.trackers.is_empty() {
             return RuleOutcome::not_evaluated(
                 rule,
                 "not evaluated: no estimator_status (with innovation test ratios)".into(),

@@ -26,6 +26,8 @@ pub const ANNOUNCED_BEFORE_US: u64 = 10_000_000;
 pub const ANNOUNCED_AFTER_US: u64 = 1_000_000;
 /// Health and arming-check messages within this much before a failsafe event belong to it.
 pub const APPENDED_WITHIN_US: u64 = 100_000;
+/// The event type whose message the health and arming-check reports complete.
+pub const APPENDS_HEALTH: &str = "append_health_and_arming_messages";
 /// `failsafe_flags` can be logged a little after the status that acted on it.
 pub const FLAGS_GRACE_US: u64 = 100_000;
 
@@ -138,8 +140,12 @@ fn describe_causes(causes: &[Cause]) -> String {
         .join(", ")
 }
 
-/// The event's message with the health and arming-check messages reported with it.
+/// The event's message, with the health and arming-check messages reported with it when its
+/// definition asks for them (as a ground station completes it).
 fn announcement(e: &Event, events: &[Event]) -> String {
+    if e.kind.as_deref() != Some(APPENDS_HEALTH) {
+        return e.message.clone();
+    }
     let appended: Vec<&str> = events
         .iter()
         .filter(|x| {

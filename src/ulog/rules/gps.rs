@@ -47,6 +47,9 @@ fn no_gps() -> String {
 struct Receiver {
     tracker: Tracker,
     had_good: bool,
+    /// Starts of episodes that began before the receiver was ever good (armed without a
+    /// usable fix).
+    never_good: Vec<u64>,
 }
 
 pub struct GpsQualityDrop {
@@ -93,6 +96,7 @@ impl Rule for GpsQualityDrop {
             .or_insert_with(|| Receiver {
                 tracker: Tracker::new(MERGE_GAP_US, 0),
                 had_good: false,
+                never_good: Vec::new(),
             });
         let mut crossings = Vec::new();
         if let Some(eph) = g.eph.filter(|e| *e > self.eph.value) {
@@ -122,6 +126,9 @@ impl Rule for GpsQualityDrop {
                 r.tracker.good(sample.timestamp);
             }
         } else if r.had_good || vehicle.armed || r.tracker.is_open() {
+            if !r.had_good && !r.tracker.is_open() {
+                r.never_good.push(sample.timestamp);
+            }
             r.tracker
                 .bad(sample.timestamp, &cite(source, sample), &crossings);
         }
@@ -151,6 +158,7 @@ impl Rule for GpsQualityDrop {
                 continue;
             }
             let r = receivers.remove(&i).expect("listed above");
+            let never_good = r.never_good;
             let (episodes, _) = r.tracker.finish();
             for e in episodes {
                 let what: Vec<String> = e
@@ -164,8 +172,13 @@ impl Rule for GpsQualityDrop {
                         }
                     })
                     .collect();
+                let what_happened = if never_good.contains(&e.start) {
+                    "GPS not usable while armed (no good fix before)"
+                } else {
+                    "GPS quality dropped"
+                };
                 let title = format!(
-                    "GPS quality dropped on {}[{}] at {} {}: {}",
+                    "{what_happened} on {}[{}] at {} {}: {}",
                     topic,
                     sources[i].multi_id,
                     secs(e.start),

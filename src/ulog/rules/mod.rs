@@ -267,7 +267,7 @@ pub fn read_from(sources: &[Source], keep: impl Fn(&Source) -> bool) -> Vec<Stri
 
 /// Seconds on the boot clock, for titles.
 pub fn secs(t: u64) -> String {
-    format!("{:.1} s", t as f64 / 1e6)
+    format!("{:.2} s", t as f64 / 1e6)
 }
 
 /// "for 2.2 s" or "until the log ends (2.2 s)".

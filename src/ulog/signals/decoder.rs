@@ -275,6 +275,11 @@ impl SignalDecoder {
         &self.sources
     }
 
+    /// The samples the last record decoded to.
+    pub fn last(&self) -> &[SignalSample] {
+        &self.out
+    }
+
     /// Reads one record; returns the samples it decoded to (none for most records).
     pub fn observe(&mut self, located: &Located<'_>) -> &[SignalSample] {
         self.out.clear();

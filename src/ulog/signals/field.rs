@@ -62,11 +62,12 @@ impl Field {
     }
 }
 
-/// Every boolean field of a format whose name passes `keep`, as flag names in order.
+/// Every flag of a format whose name passes `keep`, in order: its `bool` fields and its
+/// `uint8_t` ones (`failsafe_flags.battery_warning` is a level, set when not zero).
 pub fn flag_fields(fields: &[FlatField], keep: impl Fn(&str) -> bool) -> Vec<Field> {
     fields
         .iter()
-        .filter(|f| f.ty == BasicType::Bool && keep(&f.name))
+        .filter(|f| matches!(f.ty, BasicType::Bool | BasicType::UInt8) && keep(&f.name))
         .take(64)
         .map(|f| Field {
             name: f.name.clone(),
