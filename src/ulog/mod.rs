@@ -15,6 +15,7 @@
 //!   only), `html` with `series` (the report with plots).
 
 pub mod analysis;
+pub mod band;
 pub mod collect;
 pub mod decoder;
 pub mod display;

@@ -30,6 +30,21 @@ pub struct SeriesSpec {
     pub extract: Extract,
 }
 
+impl SeriesSpec {
+    /// What the line reads: `topic.field` (with its scale), or the quaternion it turns into an
+    /// angle.
+    pub fn describe(&self) -> String {
+        match self.extract {
+            Extract::Field(name, 1.0) => format!("{}.{name}", self.topic),
+            Extract::Field(name, scale) => format!("{}.{name} × {scale}", self.topic),
+            Extract::Euler(name, which) => {
+                let angle = ["roll", "pitch", "yaw"][which.min(2)];
+                format!("{}.{name} as {angle}", self.topic)
+            }
+        }
+    }
+}
+
 /// The collected points of one spec.
 #[derive(Debug, Clone, Default)]
 pub struct Series {
