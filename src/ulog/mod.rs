@@ -34,6 +34,8 @@ pub mod profile;
 pub mod reader;
 pub mod record;
 pub mod report;
+#[cfg(any(test, feature = "testing"))]
+pub mod rewrite;
 pub mod rules;
 pub mod series;
 pub mod signals;

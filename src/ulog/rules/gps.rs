@@ -50,6 +50,8 @@ struct Receiver {
     /// Starts of episodes that began before the receiver was ever good (armed without a
     /// usable fix).
     never_good: Vec<u64>,
+    /// Where each episode began (degrees), when the receiver reported a position.
+    positions: Vec<(u64, f64, f64)>,
 }
 
 pub struct GpsQualityDrop {
@@ -97,6 +99,7 @@ impl Rule for GpsQualityDrop {
                 tracker: Tracker::new(MERGE_GAP_US, 0),
                 had_good: false,
                 never_good: Vec::new(),
+                positions: Vec::new(),
             });
         let mut crossings = Vec::new();
         if let Some(eph) = g.eph.filter(|e| *e > self.eph.value) {
@@ -126,8 +129,13 @@ impl Rule for GpsQualityDrop {
                 r.tracker.good(sample.timestamp);
             }
         } else if r.had_good || vehicle.armed || r.tracker.is_open() {
-            if !r.had_good && !r.tracker.is_open() {
-                r.never_good.push(sample.timestamp);
+            if !r.tracker.is_open() {
+                if !r.had_good {
+                    r.never_good.push(sample.timestamp);
+                }
+                if let (Some(lat), Some(lon)) = (g.latitude, g.longitude) {
+                    r.positions.push((sample.timestamp, lat, lon));
+                }
             }
             r.tracker
                 .bad(sample.timestamp, &cite(source, sample), &crossings);
@@ -159,6 +167,7 @@ impl Rule for GpsQualityDrop {
             }
             let r = receivers.remove(&i).expect("listed above");
             let never_good = r.never_good;
+            let positions = r.positions;
             let (episodes, _) = r.tracker.finish();
             for e in episodes {
                 let what: Vec<String> = e
@@ -177,8 +186,13 @@ impl Rule for GpsQualityDrop {
                 } else {
                     "GPS quality dropped"
                 };
+                // A receiver without a fix reports 0, 0: no position to give.
+                let near = positions
+                    .iter()
+                    .find(|p| p.0 == e.start && (p.1 != 0.0 || p.2 != 0.0))
+                    .map_or(String::new(), |p| format!(" near {:.6}, {:.6}", p.1, p.2));
                 let title = format!(
-                    "{what_happened} on {}[{}] at {} {}: {}",
+                    "{what_happened} on {}[{}] at {}{near} {}: {}",
                     topic,
                     sources[i].multi_id,
                     secs(e.start),
