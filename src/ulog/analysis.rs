@@ -6,7 +6,7 @@
 
 use super::events::{self, DefinitionsReport, Event, EventFields, RawEvent, EVENT_TOPIC};
 use super::modes::{ModeChange, ModeTracker};
-use super::record::{Located, Record};
+use super::record::{route_slot, Located, Record};
 use super::rules::{Context, RuleOutcome, RuleSet};
 use super::signals::SignalDecoder;
 use super::value::Value;
@@ -58,15 +58,10 @@ impl Analyzer {
                 subscription,
                 formats,
             } => {
-                let id = usize::from(subscription.msg_id);
-                if self.event_routes.len() <= id {
-                    self.event_routes.resize(id + 1, None);
-                }
-                self.event_routes[id] = None;
+                let slot = route_slot(&mut self.event_routes, subscription.msg_id);
                 if &*subscription.topic == EVENT_TOPIC {
                     if let Ok(fields) = formats.flatten(&subscription.layout.format_name) {
-                        self.event_routes[id] =
-                            EventFields::find(&fields).map(|f| (f, subscription.multi_id));
+                        *slot = EventFields::find(&fields).map(|f| (f, subscription.multi_id));
                     }
                 }
             }

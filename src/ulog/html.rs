@@ -799,6 +799,18 @@ fn rules_table(out: &mut String, report: &Report) {
     out.push_str("</table>\n");
 }
 
+/// One row of a table of messages: time, level, text and the command that shows it.
+fn message_row(out: &mut String, file: &str, t: u64, level: &str, text: &str, message: u64) {
+    let _ = writeln!(
+        out,
+        "<tr><td>{:.3} s</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
+        t as f64 / 1e6,
+        esc(level),
+        esc(text),
+        esc(&record_command(file, message))
+    );
+}
+
 /// PX4's events, decoded with the log's definitions, each with its evidence command.
 fn events_table(out: &mut String, report: &Report) {
     let Some(d) = &report.event_definitions else {
@@ -815,13 +827,13 @@ fn events_table(out: &mut String, report: &Report) {
     }
     out.push_str("<table><tr><th>time</th><th>level</th><th>message</th><th>evidence</th></tr>\n");
     for e in report.events.iter().take(500) {
-        let _ = writeln!(
+        message_row(
             out,
-            "<tr><td>{:.3} s</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
-            e.timestamp as f64 / 1e6,
-            esc(&e.level),
-            esc(&e.message),
-            esc(&record_command(&report.file, e.citation.message))
+            &report.file,
+            e.timestamp,
+            &e.level,
+            &e.message,
+            e.citation.message,
         );
     }
     out.push_str("</table>\n");
@@ -1178,13 +1190,13 @@ figure{{margin:6px 0}} figcaption{{margin:0 0 0 70px}} .status{{display:inline-b
     if !serious.is_empty() {
         out.push_str("<h2>Logged warnings and errors</h2>\n<table><tr><th>time</th><th>level</th><th>text</th><th>evidence</th></tr>\n");
         for m in serious.iter().take(200) {
-            let _ = writeln!(
-                out,
-                "<tr><td>{:.3} s</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
-                m.timestamp as f64 / 1e6,
-                esc(&m.level_name),
-                esc(&m.text),
-                esc(&record_command(&report.file, m.message))
+            message_row(
+                &mut out,
+                &report.file,
+                m.timestamp,
+                &m.level_name,
+                &m.text,
+                m.message,
             );
         }
         out.push_str("</table>\n");

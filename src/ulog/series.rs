@@ -5,7 +5,7 @@
 //! Pure: records in, series out.
 
 use super::format::{BasicType, FlatField};
-use super::record::{Located, Record};
+use super::record::{route_slot, Located, Record};
 use super::value::decode_basic;
 use std::collections::HashMap;
 
@@ -150,10 +150,7 @@ impl SeriesCollector {
                 formats,
             } => {
                 let id = usize::from(subscription.msg_id);
-                if self.routes.len() <= id {
-                    self.routes.resize(id + 1, Vec::new());
-                }
-                self.routes[id].clear();
+                route_slot(&mut self.routes, subscription.msg_id);
                 if subscription.multi_id != 0 {
                     return;
                 }

@@ -101,17 +101,10 @@ pub struct EventLog {
 /// Syslog name of a libevents log level.
 pub fn level_name(level: u8) -> &'static str {
     match level {
-        0 => "EMERGENCY",
-        1 => "ALERT",
-        2 => "CRITICAL",
-        3 => "ERROR",
-        4 => "WARNING",
-        5 => "NOTICE",
-        6 => "INFO",
-        7 => "DEBUG",
         8 => "PROTOCOL",
         9 => "DISABLED",
-        _ => "UNKNOWN",
+        // The syslog levels, as ULog's own logged strings number them.
+        n => crate::ulog::record::level_name(n),
     }
 }
 

@@ -8,7 +8,7 @@ use super::{
     BatterySample, GpsSample, Kind, Signal, SignalSample, Source, StatusSample, VibrationUnit,
 };
 use crate::ulog::format::FlatField;
-use crate::ulog::record::{Located, Record};
+use crate::ulog::record::{route_slot, Located, Record};
 
 /// How one source's samples are decoded.
 #[derive(Debug, Clone)]
@@ -21,22 +21,8 @@ enum Decode {
         causes: Vec<Field>,
     },
     Flags(Vec<Field>),
-    Gps {
-        eph: Option<Field>,
-        satellites: Option<Field>,
-        fix_type: Option<Field>,
-        jamming_state: Option<Field>,
-        jamming_indicator: Option<Field>,
-        latitude: Option<Field>,
-        longitude: Option<Field>,
-    },
-    Battery {
-        voltage: Option<Field>,
-        current: Option<Field>,
-        connected: Option<Field>,
-        cells: Option<Field>,
-        warning: Option<Field>,
-    },
+    Gps(GpsFields),
+    Battery(BatteryFields),
     Vibration(Field),
     Estimator([Option<Field>; 4]),
     Rc(Field),
@@ -62,40 +48,97 @@ impl Decode {
                 causes: flag_mask(causes, p),
             }),
             Decode::Flags(flags) => Signal::Flags(flag_mask(flags, p)),
-            Decode::Gps {
-                eph,
-                satellites,
-                fix_type,
-                jamming_state,
-                jamming_indicator,
-                latitude,
-                longitude,
-            } => Signal::Gps(GpsSample {
-                eph: opt(eph),
-                satellites: opt_u8(satellites),
-                fix_type: opt_u8(fix_type),
-                jamming_state: opt_u8(jamming_state),
-                jamming_indicator: opt(jamming_indicator),
-                latitude: opt(latitude),
-                longitude: opt(longitude),
+            Decode::Gps(f) => Signal::Gps(GpsSample {
+                eph: opt(&f.eph),
+                satellites: opt_u8(&f.satellites),
+                fix_type: opt_u8(&f.fix_type),
+                jamming_state: opt_u8(&f.jamming_state),
+                jamming_indicator: opt(&f.jamming_indicator),
+                latitude: opt(&f.latitude),
+                longitude: opt(&f.longitude),
             }),
-            Decode::Battery {
-                voltage,
-                current,
-                connected,
-                cells,
-                warning,
-            } => Signal::Battery(BatterySample {
-                voltage: opt(voltage),
-                current: opt(current),
-                connected: opt_bool(connected),
-                cell_count: opt_u8(cells),
-                warning: opt_u8(warning),
+            Decode::Battery(f) => Signal::Battery(BatterySample {
+                voltage: opt(&f.voltage),
+                current: opt(&f.current),
+                connected: opt_bool(&f.connected),
+                cell_count: opt_u8(&f.cells),
+                warning: opt_u8(&f.warning),
             }),
             Decode::Vibration(f) => Signal::Vibration(f.f64(p)?),
             Decode::Estimator(fields) => Signal::Estimator(fields.clone().map(|f| opt(&f))),
             Decode::Rc(f) => Signal::Rc { lost: f.bool(p)? },
         })
+    }
+}
+
+/// The fields of a GPS topic, by their names in the release that wrote the log.
+#[derive(Debug, Clone)]
+struct GpsFields {
+    eph: Option<Field>,
+    satellites: Option<Field>,
+    fix_type: Option<Field>,
+    jamming_state: Option<Field>,
+    jamming_indicator: Option<Field>,
+    latitude: Option<Field>,
+    longitude: Option<Field>,
+}
+
+impl GpsFields {
+    fn find(fields: &[FlatField]) -> Self {
+        let find = |alternatives| Field::find(fields, alternatives);
+        GpsFields {
+            eph: find(m::EPH),
+            satellites: find(m::SATELLITES),
+            fix_type: find(m::FIX_TYPE),
+            jamming_state: find(m::JAMMING_STATE),
+            jamming_indicator: find(m::JAMMING_INDICATOR),
+            latitude: find(m::LATITUDE),
+            longitude: find(m::LONGITUDE),
+        }
+    }
+
+    fn all(&self) -> [&Option<Field>; 7] {
+        [
+            &self.eph,
+            &self.satellites,
+            &self.fix_type,
+            &self.jamming_state,
+            &self.jamming_indicator,
+            &self.latitude,
+            &self.longitude,
+        ]
+    }
+}
+
+/// The fields of `battery_status`.
+#[derive(Debug, Clone)]
+struct BatteryFields {
+    voltage: Option<Field>,
+    current: Option<Field>,
+    connected: Option<Field>,
+    cells: Option<Field>,
+    warning: Option<Field>,
+}
+
+impl BatteryFields {
+    fn find(fields: &[FlatField]) -> Self {
+        BatteryFields {
+            voltage: Field::find(fields, m::BATTERY_VOLTAGE),
+            current: Field::find(fields, m::BATTERY_CURRENT),
+            connected: Field::named(fields, "connected"),
+            cells: Field::find(fields, m::BATTERY_CELLS),
+            warning: Field::named(fields, "warning"),
+        }
+    }
+
+    fn all(&self) -> [&Option<Field>; 5] {
+        [
+            &self.voltage,
+            &self.current,
+            &self.connected,
+            &self.cells,
+            &self.warning,
+        ]
     }
 }
 
@@ -156,52 +199,16 @@ fn plan(topic: &str, multi_id: u8, fields: &[FlatField]) -> Vec<(Source, Decode)
             ));
         }
         t if m::GPS_TOPICS.contains(&t) => {
-            let (eph, satellites, fix_type) =
-                (find(m::EPH), find(m::SATELLITES), find(m::FIX_TYPE));
-            let (jamming_state, jamming_indicator) =
-                (find(m::JAMMING_STATE), find(m::JAMMING_INDICATOR));
-            let (latitude, longitude) = (find(m::LATITUDE), find(m::LONGITUDE));
-            let read = described(
-                topic,
-                &[
-                    &eph,
-                    &satellites,
-                    &fix_type,
-                    &jamming_state,
-                    &jamming_indicator,
-                    &latitude,
-                    &longitude,
-                ],
-            );
-            out.push((
-                source(Kind::Gps, read, Vec::new()),
-                Decode::Gps {
-                    eph,
-                    satellites,
-                    fix_type,
-                    jamming_state,
-                    jamming_indicator,
-                    latitude,
-                    longitude,
-                },
-            ));
+            let gps = GpsFields::find(fields);
+            let read = described(topic, &gps.all());
+            out.push((source(Kind::Gps, read, Vec::new()), Decode::Gps(gps)));
         }
         m::BATTERY_TOPIC => {
-            let voltage = find(m::BATTERY_VOLTAGE);
-            let current = find(m::BATTERY_CURRENT);
-            let connected = Field::named(fields, "connected");
-            let cells = find(m::BATTERY_CELLS);
-            let warning = Field::named(fields, "warning");
-            let read = described(topic, &[&voltage, &current, &connected, &cells, &warning]);
+            let battery = BatteryFields::find(fields);
+            let read = described(topic, &battery.all());
             out.push((
                 source(Kind::Battery, read, Vec::new()),
-                Decode::Battery {
-                    voltage,
-                    current,
-                    connected,
-                    cells,
-                    warning,
-                },
+                Decode::Battery(battery),
             ));
         }
         m::IMU_STATUS_TOPIC => {
@@ -289,10 +296,7 @@ impl SignalDecoder {
                 formats,
             } => {
                 let id = usize::from(subscription.msg_id);
-                if self.routes.len() <= id {
-                    self.routes.resize_with(id + 1, Vec::new);
-                }
-                self.routes[id].clear();
+                route_slot(&mut self.routes, subscription.msg_id);
                 if !wanted(&subscription.topic) {
                     return &self.out;
                 }
