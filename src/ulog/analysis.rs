@@ -50,6 +50,11 @@ impl Analyzer {
         Self::default()
     }
 
+    /// Whether samples of `topic` are read (the `event` topic and those the rules read).
+    pub fn reads(topic: &str) -> bool {
+        topic == EVENT_TOPIC || crate::ulog::signals::decoder::wanted(topic)
+    }
+
     /// Reads one record. `initial` is the parameters at log start (all read before the first
     /// sample, as the definitions section precedes the data).
     pub fn observe(&mut self, located: &Located<'_>, initial: &BTreeMap<String, Value>) {

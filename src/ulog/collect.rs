@@ -68,6 +68,8 @@ struct LastSample {
 struct Route {
     topic: usize,
     gps: Option<usize>,
+    /// Whether the analysis (rules, events) reads this topic's samples.
+    analyzed: bool,
 }
 
 /// Accumulates everything the report needs from a stream of records.
@@ -225,9 +227,11 @@ impl Collector {
     /// Takes one record.
     pub fn observe(&mut self, located: &Located<'_>) {
         self.messages = located.message;
+        // Samples go to the analysis only for the topics it reads (looked up with the route
+        // below): the high-rate topics cost it nothing.
         if matches!(
             located.record,
-            Record::Data(_) | Record::Subscription { .. } | Record::Unsubscription { .. }
+            Record::Subscription { .. } | Record::Unsubscription { .. }
         ) {
             self.analysis.observe(located, &self.initial);
         }
@@ -240,6 +244,9 @@ impl Collector {
                 else {
                     return;
                 };
+                if route.analyzed {
+                    self.analysis.observe(located, &self.initial);
+                }
                 let index = route.topic;
                 self.data_samples += 1;
                 let suspect = match sample.timestamp {
@@ -321,7 +328,11 @@ impl Collector {
                         gps = Some(self.gps.len() - 1);
                     }
                 }
-                self.by_msg_id[id] = Some(Route { topic: index, gps });
+                self.by_msg_id[id] = Some(Route {
+                    topic: index,
+                    gps,
+                    analyzed: Analyzer::reads(&subscription.topic),
+                });
             }
             Record::Unsubscription { msg_id } => {
                 if let Some(slot) = self.by_msg_id.get_mut(usize::from(*msg_id)) {

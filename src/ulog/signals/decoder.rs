@@ -252,7 +252,7 @@ fn plan(topic: &str, multi_id: u8, fields: &[FlatField]) -> Vec<(Source, Decode)
 }
 
 /// Is `topic` one the decoder reads (before flattening its format)?
-fn wanted(topic: &str) -> bool {
+pub fn wanted(topic: &str) -> bool {
     matches!(
         topic,
         m::STATUS_TOPIC
