@@ -15,11 +15,14 @@
 //! - after the ingest: `export` with `table` (Parquet/CSV tables; with the `full` feature
 //!   only), `html` with `series` (the report with plots).
 
+pub mod analysis;
+pub mod band;
 pub mod collect;
 pub mod decoder;
 pub mod digest;
 pub mod display;
 pub mod error;
+pub mod events;
 #[cfg(feature = "full")]
 pub mod export;
 pub mod format;
@@ -27,12 +30,17 @@ pub mod gps;
 pub mod html;
 pub mod ingest;
 pub mod inspect;
+pub mod modes;
 pub mod periods;
 pub mod profile;
 pub mod reader;
 pub mod record;
 pub mod report;
+#[cfg(any(test, feature = "testing"))]
+pub mod rewrite;
+pub mod rules;
 pub mod series;
+pub mod signals;
 pub mod summary;
 #[cfg(feature = "full")]
 pub mod table;
