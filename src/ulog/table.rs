@@ -192,7 +192,7 @@ pub enum Cell<'a> {
 
 enum Sink {
     Parquet(Box<SerializedFileWriter<RowGroupFile>>),
-    Csv(csv::Writer<BufWriter<File>>),
+    Csv(Box<csv::Writer<BufWriter<File>>>),
 }
 
 /// A Parquet table's file: what the writer writes is gathered in memory and written to the
@@ -362,7 +362,7 @@ impl TableWriter {
                     .from_writer(BufWriter::with_capacity(16 * 1024, file));
                 out.write_record(columns.iter().map(|c| c.name.as_str()))
                     .map_err(|e| io(e.into()))?;
-                Sink::Csv(out)
+                Sink::Csv(Box::new(out))
             }
         };
         let row_width = columns.iter().map(|c| c.kind.width()).sum::<usize>().max(1);
