@@ -125,8 +125,10 @@ fn put_int(out: &mut Vec<u8>, digits: &mut itoa::Buffer, key: &[u8], value: u32)
     out.extend_from_slice(digits.format(value).as_bytes());
 }
 
-/// A receipt line read back (analyze, tests).
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+/// A receipt line read back: the one reader of the receive log's lines (`analyze`, the range,
+/// the publisher's subjects, tests). The decoded payload is kept as it was written and parsed
+/// only when asked for ([`ReceiptRecord::fields`]), so routing a line costs little.
+#[derive(Debug, Clone, Deserialize)]
 pub struct ReceiptRecord {
     pub recv_utc: String,
     pub mono_ns: Option<u64>,
@@ -145,8 +147,15 @@ pub struct ReceiptRecord {
     pub sig: Option<String>,
     #[serde(default)]
     pub src: Option<String>,
-    #[serde(default)]
-    pub fields: Option<serde_json::Value>,
+    #[serde(default, rename = "fields")]
+    pub fields_json: Option<Box<serde_json::value::RawValue>>,
+}
+
+impl ReceiptRecord {
+    /// The decoded payload (`fields`), when the line has it.
+    pub fn fields(&self) -> Option<serde_json::Value> {
+        serde_json::from_str(self.fields_json.as_ref()?.get()).ok()
+    }
 }
 
 /// The nine keys every receipt starts with, in order.
@@ -240,6 +249,6 @@ mod tests {
         assert_eq!(record.mono_ns, None);
         assert_eq!(record.link, "usb \"0\"");
         assert_eq!(record.src.as_deref(), Some("127.0.0.1:5000"));
-        assert_eq!(record.fields.unwrap()["base_mode"], 81);
+        assert_eq!(record.fields().unwrap()["base_mode"], 81);
     }
 }

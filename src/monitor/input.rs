@@ -85,10 +85,11 @@ impl MonitorInput {
                 sysid: record.sysid,
                 compid: record.compid,
                 utc_ns,
-                fields: record.fields.as_ref().and_then(heartbeat_fields),
+                fields: record.fields().as_ref().and_then(heartbeat_fields),
             })),
             SYSTEM_TIME => {
-                let fields = record.fields.as_ref();
+                let fields = record.fields();
+                let fields = fields.as_ref();
                 let get = |k: &str| fields.and_then(|f| f.get(k)).and_then(|v| v.as_u64());
                 match (get("time_unix_usec"), get("time_boot_ms")) {
                     (Some(unix), Some(boot)) => Ok(Some(MonitorInput::SystemTime {

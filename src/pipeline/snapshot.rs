@@ -64,10 +64,7 @@ pub fn snapshot(parts: Parts<'_>) -> StatusSnapshot {
                 last_heard_utc: v.last_recv_ns.map(format_utc_ms),
                 heartbeat_age_s: v.last_recv_ns.map(|t| (now_ns - t) as f64 / 1e9),
                 expected_interval_s: v.expected_interval_ns as f64 / 1e9,
-                open_gap: v
-                    .open_gap
-                    .as_ref()
-                    .and_then(|g| serde_json::to_value(g).ok()),
+                open_gap: v.open_gap.clone(),
                 latency_p50_ms: as_latency(|l| l.p50_ns),
                 latency_p95_ms: as_latency(|l| l.p95_ns),
                 latency_max_ms: as_latency(|l| l.max_ns),

@@ -118,16 +118,17 @@ impl Kind {
 
     /// The subject for a line: by sysid for receipts, by kind for events.
     fn subject(self, site: &str, line: &[u8]) -> Option<String> {
-        #[derive(serde::Deserialize)]
-        struct Key {
-            sysid: Option<u8>,
-            kind: Option<String>,
-        }
-        let key: Key = serde_json::from_slice(line).ok()?;
         match self {
-            Kind::Receipts => Some(format!("foxborne.receipts.{site}.{}", key.sysid?)),
+            Kind::Receipts => {
+                let receipt: crate::receipt::ReceiptRecord = serde_json::from_slice(line).ok()?;
+                Some(format!("foxborne.receipts.{site}.{}", receipt.sysid))
+            }
             Kind::Events => {
-                let kind = key.kind?;
+                #[derive(serde::Deserialize)]
+                struct EventKind {
+                    kind: String,
+                }
+                let EventKind { kind } = serde_json::from_slice(line).ok()?;
                 kind.chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '_')
                     .then(|| format!("foxborne.events.{site}.{kind}"))
@@ -458,7 +459,10 @@ mod tests {
     #[test]
     fn subjects_and_ids() {
         assert_eq!(
-            Kind::Receipts.subject("north", br#"{"recv_utc":"x","sysid":42,"msg":"HEARTBEAT"}"#),
+            Kind::Receipts.subject(
+                "north",
+                br#"{"recv_utc":"x","mono_ns":1,"link":"radio1","sysid":42,"compid":1,"msgid":0,"msg":"HEARTBEAT","seq":0,"len":9}"#
+            ),
             Some("foxborne.receipts.north.42".into())
         );
         assert_eq!(

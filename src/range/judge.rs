@@ -16,16 +16,7 @@ use crate::monitor::event::CoverageState;
 use crate::monitor::{
     parse_utc_ns, CoverageEvent, Event, GapConfig, GapDetector, MonitorInput, Watch, WatchSettings,
 };
-
-/// The part of a receipt line the range reads.
-#[derive(Debug, serde::Deserialize)]
-pub struct ReceiptHead {
-    pub recv_utc: String,
-    pub sysid: u8,
-    #[serde(default)]
-    pub compid: u8,
-    pub msg: String,
-}
+use crate::receipt::ReceiptRecord;
 
 pub struct RangeJudge {
     driver: MonitorDriver,
@@ -96,7 +87,7 @@ impl RangeJudge {
     /// One receipt from `site`. `now_ns` is the caller's clock when caught up, `None` while
     /// catching up on a backlog.
     pub fn receipt(&mut self, site: &str, line: &[u8], now_ns: Option<i64>) -> Vec<Event> {
-        let Ok(head) = serde_json::from_slice::<ReceiptHead>(line) else {
+        let Ok(head) = serde_json::from_slice::<ReceiptRecord>(line) else {
             return Vec::new();
         };
         let Some(recv_ns) = parse_utc_ns(&head.recv_utc) else {
@@ -284,7 +275,7 @@ mod tests {
 
     fn hb(t_ns: i64, sysid: u8) -> Vec<u8> {
         format!(
-            r#"{{"recv_utc":"{}","sysid":{sysid},"compid":1,"msg":"HEARTBEAT"}}"#,
+            r#"{{"recv_utc":"{}","mono_ns":1,"link":"radio1","sysid":{sysid},"compid":1,"msgid":0,"msg":"HEARTBEAT","seq":0,"len":9}}"#,
             crate::monitor::format_utc_ms(t_ns)
         )
         .into_bytes()

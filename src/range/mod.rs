@@ -282,10 +282,7 @@ fn snapshot(judge: &RangeJudge, started_ns: i64) -> StatusSnapshot {
                 last_heard_utc: v.last_recv_ns.map(format_utc_ms),
                 heartbeat_age_s: v.last_recv_ns.map(|t| (now - t) as f64 / 1e9),
                 expected_interval_s: v.expected_interval_ns as f64 / 1e9,
-                open_gap: v
-                    .open_gap
-                    .as_ref()
-                    .and_then(|g| serde_json::from_str(&range_line(&Event::from(g.clone()))).ok()),
+                open_gap: v.open_gap.clone(),
                 ..Default::default()
             })
             .collect(),

@@ -124,7 +124,7 @@ pub struct VehicleSnapshot {
     pub heartbeat_age_s: Option<f64>,
     pub expected_interval_s: f64,
     /// The open `telemetry_gap` event, as the events stream carries it.
-    pub open_gap: Option<serde_json::Value>,
+    pub open_gap: Option<crate::monitor::GapEvent>,
     pub latency_p50_ms: Option<f64>,
     pub latency_p95_ms: Option<f64>,
     pub latency_max_ms: Option<f64>,
@@ -295,7 +295,20 @@ pub(crate) fn example() -> StatusSnapshot {
                 last_heard_utc: Some("2026-09-24T14:32:03.912Z".into()),
                 heartbeat_age_s: Some(6.088),
                 expected_interval_s: 1.0,
-                open_gap: Some(serde_json::json!({"last_recv_utc": "2026-09-24T14:32:03.912Z"})),
+                open_gap: {
+                    let heard = crate::monitor::parse_utc_ns("2026-09-24T14:32:03.912Z").unwrap();
+                    let mut gaps = crate::monitor::GapDetector::new(
+                        crate::monitor::GapConfig::with_threshold_s(3.0),
+                        heard,
+                    );
+                    gaps.on_heartbeat(4, "radio1", heard);
+                    // As it reads back from JSON: whole milliseconds.
+                    gaps.poll(heard + 6_088_000_000).pop().map(|mut g| {
+                        g.utc =
+                            crate::monitor::UtcTime(g.utc.ns() - g.utc.ns().rem_euclid(1_000_000));
+                        g
+                    })
+                },
                 latency_p50_ms: Some(41.0),
                 latency_p95_ms: Some(87.5),
                 latency_max_ms: Some(120.0),

@@ -60,13 +60,15 @@ pub fn render(s: &StatusSnapshot) -> String {
     for v in &s.vehicles {
         let gap = match &v.open_gap {
             None => "-".to_string(),
-            Some(g) => format!(
-                "OPEN since {}",
-                g["last_recv_utc"]
-                    .as_str()
-                    .map(time_of_day)
-                    .unwrap_or("start")
-            ),
+            Some(g) => {
+                let since = g
+                    .last_recv_utc
+                    .map(|t| crate::monitor::format_utc_ms(t.ns()));
+                format!(
+                    "OPEN since {}",
+                    since.as_deref().map(time_of_day).unwrap_or("start")
+                )
+            }
         };
         rows.push(vec![
             v.sysid.to_string(),
