@@ -6,7 +6,6 @@
 use crate::wire::fields::{self, FieldSelection};
 use crate::wire::signing::Signature;
 use crate::wire::Frame;
-use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
 /// How a receipt line is written: which optional keys, and which messages carry `fields`.
@@ -36,34 +35,7 @@ pub fn json_string(text: &str) -> String {
     serde_json::to_string(text).expect("a string always serialises")
 }
 
-/// Formats UTC nanoseconds as RFC 3339 with milliseconds and `Z`, caching the part that changes
-/// once a second so the per-frame cost is a few digits.
-#[derive(Debug, Default)]
-pub struct UtcMillis {
-    second: Option<i64>,
-    prefix: String,
-}
-
-impl UtcMillis {
-    pub fn write(&mut self, out: &mut Vec<u8>, utc_ns: i64) {
-        let second = utc_ns.div_euclid(1_000_000_000);
-        let millis = (utc_ns.rem_euclid(1_000_000_000) / 1_000_000) as u32;
-        if self.second != Some(second) {
-            self.second = Some(second);
-            self.prefix = DateTime::<Utc>::from_timestamp(second, 0)
-                .map(|t| t.format("%Y-%m-%dT%H:%M:%S").to_string())
-                .unwrap_or_else(|| "1970-01-01T00:00:00".to_string());
-        }
-        out.extend_from_slice(self.prefix.as_bytes());
-        out.extend_from_slice(&[
-            b'.',
-            b'0' + (millis / 100) as u8,
-            b'0' + (millis / 10 % 10) as u8,
-            b'0' + (millis % 10) as u8,
-            b'Z',
-        ]);
-    }
-}
+pub use crate::monitor::utc::UtcMillis;
 
 /// Appends one receipt line, newline included.
 pub fn write_line(

@@ -12,7 +12,7 @@ use crate::wire::sequence::{SeqStats, SequenceTracker};
 use crate::wire::signing::SigningKeys;
 use crate::wire::Frame;
 
-pub const NANOS_PER_DAY: i64 = 86_400 * 1_000_000_000;
+pub use crate::monitor::utc::NANOS_PER_DAY;
 
 /// Counters for one link.
 #[derive(Debug, Clone, Default)]
@@ -63,7 +63,7 @@ pub struct Output {
 
 impl Output {
     fn batch_for(&mut self, utc_ns: i64) -> &mut DayBatch {
-        let day = utc_ns.div_euclid(NANOS_PER_DAY);
+        let day = crate::monitor::utc::day_of(utc_ns);
         if self.batches.last().is_none_or(|b| b.day != day) {
             self.batches.push(DayBatch {
                 day,

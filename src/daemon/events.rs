@@ -7,7 +7,6 @@ use crate::http::event_log::EventLog;
 use crate::http::history::BoardHistory;
 use crate::monitor::event::GapState;
 use crate::monitor::Event;
-use crate::recorder::NANOS_PER_DAY;
 use crate::sink::webhook::Webhook;
 use crate::sink::writer::Batch;
 use crate::sink::WriterHandle;
@@ -38,7 +37,7 @@ impl EventSink {
         bytes.extend_from_slice(line.as_bytes());
         bytes.push(b'\n');
         self.file.offer(Batch {
-            day: filed_at.div_euclid(NANOS_PER_DAY),
+            day: crate::monitor::utc::day_of(filed_at),
             first_utc_ns: filed_at,
             last_utc_ns: filed_at,
             lines: 1,

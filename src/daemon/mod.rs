@@ -23,9 +23,8 @@ use crate::monitor::event::{ReceiverKind, ReceiverState};
 use crate::monitor::{Event, ReceiverEvent, UtcTime};
 use crate::pipeline::{PipelineCore, PipelineSettings};
 use crate::recorder::{LinkRecorder, RecorderSettings};
-use crate::sink::rotating::Framing;
 use crate::sink::webhook::Webhook;
-use crate::sink::{spawn_writer, RotatingFile, WriterHandle};
+use crate::sink::{spawn_writer, FileSet, RotatingFile, WriterHandle, EVENTS, RECEIVE_LOG, TLOG};
 use crate::status::StatusSnapshot;
 use anyhow::Context;
 use events::EventSink;
@@ -154,27 +153,32 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
 
     let fsync = Duration::from_secs_f64(config.fsync_interval_s);
     // One rotating file set under <data_dir>/<folder>, with its own writer thread.
-    let open_stream =
-        |folder: &str, prefix: &str, ext: &str, framing: Framing| -> anyhow::Result<WriterHandle> {
-            let dir = config.data_dir.join(folder);
-            std::fs::create_dir_all(&dir)
-                .with_context(|| format!("cannot create {}", dir.display()))?;
-            let file = RotatingFile::new(&dir, prefix, ext, config.rotate_size_bytes, framing);
-            Ok(spawn_writer(
-                folder,
-                file,
-                fsync,
-                config.buffer_bytes,
-                clock::utc_ns,
-            )?)
-        };
-    let receive = open_stream("receive", "receive", "jsonl", Framing::Lines)?;
+    let open_stream = |set: FileSet| -> anyhow::Result<WriterHandle> {
+        let dir = config.data_dir.join(set.folder);
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let file = RotatingFile::new(
+            &dir,
+            set.prefix,
+            set.ext,
+            config.rotate_size_bytes,
+            set.framing,
+        );
+        Ok(spawn_writer(
+            set.folder,
+            file,
+            fsync,
+            config.buffer_bytes,
+            clock::utc_ns,
+        )?)
+    };
+    let receive = open_stream(RECEIVE_LOG)?;
     let tlog = if config.tlog {
-        Some(open_stream("tlog", "receive", "tlog", Framing::Whole)?)
+        Some(open_stream(TLOG)?)
     } else {
         None
     };
-    let events_file = open_stream("events", "events", "jsonl", Framing::Lines)?;
+    let events_file = open_stream(EVENTS)?;
     let webhooks = config
         .webhooks
         .iter()

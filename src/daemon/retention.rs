@@ -7,7 +7,6 @@ use super::clock;
 use crate::config::RetentionSettings;
 use crate::monitor::event::RetentionKind;
 use crate::monitor::{Event, RemovedFolder, RetentionEvent, UtcTime};
-use crate::recorder::NANOS_PER_DAY;
 use crate::sink::retention::{self, Bounds};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -56,7 +55,7 @@ pub fn check(
         max_age_days: settings.max_age_days,
         max_total_bytes: settings.max_total_bytes(),
     };
-    let plan = retention::plan(&folders, now_ns.div_euclid(NANOS_PER_DAY), bounds);
+    let plan = retention::plan(&folders, crate::monitor::utc::day_of(now_ns), bounds);
     if plan.remove.is_empty() && plan.over_by.is_none() {
         return Ok(None);
     }

@@ -3,7 +3,7 @@
 //!
 //! Nothing here reads a clock: callers pass the time in.
 
-use chrono::{DateTime, SecondsFormat};
+use chrono::DateTime;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Nanoseconds in one second, for converting between the `i64` axis and seconds.
@@ -12,20 +12,73 @@ pub const NANOS_PER_SECOND: i64 = 1_000_000_000;
 /// Nanoseconds in one millisecond.
 pub const NANOS_PER_MILLI: i64 = 1_000_000;
 
-/// Formats UTC nanoseconds as RFC 3339 with milliseconds and `Z`, e.g. `2026-09-24T14:32:03.912Z`.
+/// Formats UTC nanoseconds as RFC 3339 with milliseconds and `Z`, e.g. `2026-09-24T14:32:03.912Z`:
+/// the one rule for every time the receiver writes (events, `/status`, reports; the receive log
+/// through [`UtcMillis`], which caches the part that changes once a second).
 ///
 /// Sub-millisecond digits are truncated, not rounded, so an instant never prints as later than it
-/// was (the receive log's `recv_utc` is written the same way).
+/// was.
 pub fn format_utc_ms(utc_ns: i64) -> String {
-    let seconds = utc_ns.div_euclid(NANOS_PER_SECOND);
-    // rem_euclid keeps the sub-second part in 0..1e9 for instants before 1970 too.
-    let subsec_ns = utc_ns.rem_euclid(NANOS_PER_SECOND) as u32;
-    match DateTime::from_timestamp(seconds, subsec_ns) {
-        Some(instant) => instant.to_rfc3339_opts(SecondsFormat::Millis, true),
-        // Unreachable for an i64 of nanoseconds (years 1677 to 2262 are all in chrono's range);
-        // kept total so formatting an event can never panic.
-        None => format!("{utc_ns}ns"),
+    let mut out = Vec::with_capacity(24);
+    UtcMillis::default().write(&mut out, utc_ns);
+    String::from_utf8(out).expect("ASCII")
+}
+
+/// Formats UTC nanoseconds as RFC 3339 with milliseconds and `Z`, caching the part that changes
+/// once a second so the per-frame cost is a few digits.
+#[derive(Debug, Default)]
+pub struct UtcMillis {
+    second: Option<i64>,
+    prefix: String,
+}
+
+impl UtcMillis {
+    pub fn write(&mut self, out: &mut Vec<u8>, utc_ns: i64) {
+        let second = utc_ns.div_euclid(1_000_000_000);
+        let millis = (utc_ns.rem_euclid(1_000_000_000) / 1_000_000) as u32;
+        if self.second != Some(second) {
+            self.second = Some(second);
+            self.prefix = DateTime::<chrono::Utc>::from_timestamp(second, 0)
+                .map(|t| t.format("%Y-%m-%dT%H:%M:%S").to_string())
+                .unwrap_or_else(|| "1970-01-01T00:00:00".to_string());
+        }
+        out.extend_from_slice(self.prefix.as_bytes());
+        out.extend_from_slice(&[
+            b'.',
+            b'0' + (millis / 100) as u8,
+            b'0' + (millis / 10 % 10) as u8,
+            b'0' + (millis % 10) as u8,
+            b'Z',
+        ]);
     }
+}
+
+/// Nanoseconds in one UTC day.
+pub const NANOS_PER_DAY: i64 = 86_400 * NANOS_PER_SECOND;
+
+/// The UTC day (days since the Unix epoch) of an instant: what names the day folders.
+pub fn day_of(utc_ns: i64) -> i64 {
+    utc_ns.div_euclid(NANOS_PER_DAY)
+}
+
+/// Days from 0001-01-01 (chrono's day 1) to 1970-01-01.
+const EPOCH_CE_DAYS: i64 = 719_163;
+
+/// `2026-06-01`: the day folder of a UTC day, the one rule for the files' folders and
+/// retention.
+pub fn day_name(day: i64) -> String {
+    chrono::NaiveDate::from_num_days_from_ce_opt((day + EPOCH_CE_DAYS) as i32)
+        .map(|d| d.format("%Y-%m-%d").to_string())
+        .unwrap_or_else(|| format!("day{day}"))
+}
+
+/// The day of a `YYYY-MM-DD` folder name, or `None` for anything else.
+pub fn parse_day(name: &str) -> Option<i64> {
+    if name.len() != 10 {
+        return None;
+    }
+    let date = chrono::NaiveDate::parse_from_str(name, "%Y-%m-%d").ok()?;
+    Some(i64::from(chrono::Datelike::num_days_from_ce(&date)) - EPOCH_CE_DAYS)
 }
 
 /// Parses an RFC 3339 time (any offset, any number of fractional digits) into UTC nanoseconds.

@@ -60,7 +60,7 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
     )
     .await?;
 
-    let events_dir = config.data_dir.join("events");
+    let events_dir = config.data_dir.join(crate::sink::EVENTS.folder);
     std::fs::create_dir_all(&events_dir)
         .with_context(|| format!("cannot create {}", events_dir.display()))?;
     let file = spawn_writer(

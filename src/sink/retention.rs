@@ -7,17 +7,12 @@
 //! stream's `current.<ext>` points at), today's folders (a writer may open a file in one at any
 //! moment), and anything that is not a `YYYY-MM-DD` folder (`current.*`, `publish/`, strays).
 
-use chrono::NaiveDate;
 use std::fs;
 use std::io;
 use std::path::Path;
 
-/// The file sets under `data_dir` that retention bounds, as (folder, open-file link).
-pub const STREAMS: [(&str, &str); 3] = [
-    ("receive", "current.jsonl"),
-    ("events", "current.jsonl"),
-    ("tlog", "current.tlog"),
-];
+/// The file sets under `data_dir` that retention bounds.
+pub const STREAMS: [super::FileSet; 3] = [super::RECEIVE_LOG, super::EVENTS, super::TLOG];
 
 /// One day folder of one stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,30 +104,14 @@ pub fn plan(folders: &[DayFolder], today: i64, bounds: Bounds) -> Plan {
     }
 }
 
-/// `2026-06-01` for its day number.
-pub fn day_name(day: i64) -> String {
-    NaiveDate::from_num_days_from_ce_opt((day + EPOCH_CE_DAYS) as i32)
-        .map(|d| d.format("%Y-%m-%d").to_string())
-        .unwrap_or_else(|| format!("day{day}"))
-}
-
-/// The day number of a `YYYY-MM-DD` folder name, or `None` for anything else.
-pub fn parse_day(name: &str) -> Option<i64> {
-    if name.len() != 10 {
-        return None;
-    }
-    let date = NaiveDate::parse_from_str(name, "%Y-%m-%d").ok()?;
-    Some(i64::from(chrono::Datelike::num_days_from_ce(&date)) - EPOCH_CE_DAYS)
-}
-
-/// 1970-01-01 counted from 0001-01-01 (day 1).
-const EPOCH_CE_DAYS: i64 = 719_163;
+pub use crate::monitor::utc::{day_name, parse_day};
 
 /// The day folders of every stream under `data_dir` (a missing stream has none), with the
 /// folder its `current.<ext>` link points into marked open.
 pub fn scan(data_dir: &Path) -> io::Result<Vec<DayFolder>> {
     let mut folders = Vec::new();
-    for (stream, current) in STREAMS {
+    for set in STREAMS {
+        let (stream, current) = (set.folder, set.current());
         let root = data_dir.join(stream);
         let entries = match fs::read_dir(&root) {
             Ok(entries) => entries,
