@@ -1,0 +1,647 @@
+//! What the flight log says of the sortie, on the boot clock, each with the message number and
+//! byte offset of its evidence: arming and disarming and flight modes (`vehicle_status`), takeoff
+//! and landing (`vehicle_land_detected`), failsafes entered and cleared with the
+//! `failsafe_flags` conditions that became true, PX4's own view of its links
+//! (`telemetry_status`: GCS and onboard-controller heartbeats), commands received
+//! (`vehicle_command`), and from the ingest report its logged messages and findings
+//! (`topic_stall`, `log_dropout`, and any rule the report carries).
+//!
+//! [`AirObserver`] reads the records the ULog reader yields (the same reader `ulog ingest` uses:
+//! no second reader); [`from_report`] takes the rest from the report. A state change is an
+//! interval: from the last sample that still showed the old state to the first that shows the
+//! new one. Adding a source (PX4's decoded events, say) is one more function returning
+//! [`Happening`]s.
+
+use super::entry::{Cite, Happening, SECOND};
+use super::px4;
+use crate::ulog::format::BasicType;
+use crate::ulog::record::{level_name, Located, Record};
+use crate::ulog::report::Report;
+use crate::ulog::value::{decode_basic, Value};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// The topics read here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Watched {
+    Status,
+    Land,
+    Failsafe,
+    Telemetry,
+    Command,
+}
+
+impl Watched {
+    fn of(topic: &str) -> Option<Watched> {
+        Some(match topic {
+            "vehicle_status" => Watched::Status,
+            "vehicle_land_detected" => Watched::Land,
+            "failsafe_flags" => Watched::Failsafe,
+            "telemetry_status" => Watched::Telemetry,
+            "vehicle_command" => Watched::Command,
+            _ => return None,
+        })
+    }
+
+    /// The fields read, by name; `failsafe_flags` reads every boolean field instead.
+    fn fields(self) -> &'static [&'static str] {
+        match self {
+            Watched::Status => &["arming_state", "nav_state", "failsafe"],
+            Watched::Land => &["landed"],
+            Watched::Failsafe => &[],
+            Watched::Telemetry => &["heartbeat_type_gcs", "heartbeat_type_onboard_controller"],
+            Watched::Command => &[
+                "command",
+                "source_system",
+                "source_component",
+                "target_system",
+                "from_external",
+            ],
+        }
+    }
+}
+
+/// Where one subscription's fields sit.
+#[derive(Debug, Clone)]
+struct Route {
+    watched: Watched,
+    multi_id: u8,
+    /// Name, type and offset of each field read (absent ones are left out).
+    fields: Vec<(String, BasicType, usize)>,
+}
+
+/// The data samples in one second of the boot clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Second {
+    count: u64,
+    first: (i64, u64, u64),
+    last: (i64, u64, u64),
+}
+
+/// That the log kept running over a span: how many samples, the first and last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Running {
+    pub samples: u64,
+    /// Boot time, message number and byte offset.
+    pub first: (i64, u64, u64),
+    pub last: (i64, u64, u64),
+}
+
+/// One topic instance's last sample: its boot time and the values read.
+type Previous = (i64, Vec<Option<Value>>);
+
+/// What the flight log's data samples say, read record by record.
+#[derive(Debug, Default)]
+pub struct AirObserver {
+    file: String,
+    routes: Vec<Option<Route>>,
+    previous: HashMap<(Watched, u8), Previous>,
+    /// `failsafe_flags` conditions now true, with the boot time each became true.
+    raised: BTreeMap<String, i64>,
+    last_failsafe_clear: i64,
+    happenings: Vec<Happening>,
+    seconds: BTreeMap<i64, Second>,
+    skip: HashSet<u64>,
+}
+
+/// Everything the air side gives the timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AirFacts {
+    pub file: String,
+    pub happenings: Vec<Happening>,
+    seconds: BTreeMap<i64, Second>,
+}
+
+impl AirFacts {
+    pub fn new(file: &str, happenings: Vec<Happening>) -> AirFacts {
+        AirFacts {
+            file: file.to_string(),
+            happenings,
+            seconds: BTreeMap::new(),
+        }
+    }
+
+    /// The data samples logged between two boot times, when there are any.
+    pub fn running(&self, from_ns: i64, to_ns: i64) -> Option<Running> {
+        let mut out: Option<Running> = None;
+        for s in self
+            .seconds
+            .range(from_ns.div_euclid(SECOND)..=to_ns.div_euclid(SECOND))
+            .map(|(_, s)| s)
+        {
+            let r = out.get_or_insert(Running {
+                samples: 0,
+                first: s.first,
+                last: s.last,
+            });
+            r.samples += s.count;
+            r.last = s.last;
+        }
+        out
+    }
+
+    /// The first and last data sample of the log, on the boot clock.
+    pub fn span(&self) -> Option<(i64, i64)> {
+        let first = self.seconds.values().next()?.first.0;
+        let last = self.seconds.values().next_back()?.last.0;
+        Some((first, last))
+    }
+}
+
+fn flag(v: &Option<Value>) -> Option<bool> {
+    v.as_ref().and_then(Value::as_i64).map(|n| n != 0)
+}
+
+fn number(v: &Option<Value>) -> Option<u64> {
+    v.as_ref()
+        .and_then(Value::as_i64)
+        .and_then(|n| u64::try_from(n).ok())
+}
+
+impl AirObserver {
+    /// An observer of the log `file`; samples whose message number is in `skip` (the report's
+    /// timestamp outliers) are not believed and not counted.
+    pub fn new(file: &str, skip: &[u64]) -> Self {
+        AirObserver {
+            file: file.to_string(),
+            skip: skip.iter().copied().collect(),
+            ..AirObserver::default()
+        }
+    }
+
+    pub fn observe(&mut self, located: &Located<'_>) {
+        match &located.record {
+            Record::Subscription {
+                subscription,
+                formats,
+            } => {
+                let id = usize::from(subscription.msg_id);
+                if self.routes.len() <= id {
+                    self.routes.resize(id + 1, None);
+                }
+                self.routes[id] = Watched::of(&subscription.topic).and_then(|watched| {
+                    let flat = formats.flatten(&subscription.layout.format_name).ok()?;
+                    let fields = flat
+                        .into_iter()
+                        .filter(|f| match watched {
+                            Watched::Failsafe => f.ty == BasicType::Bool,
+                            _ => watched.fields().contains(&f.name.as_str()),
+                        })
+                        .map(|f| (f.name, f.ty, f.offset))
+                        .collect();
+                    Some(Route {
+                        watched,
+                        multi_id: subscription.multi_id,
+                        fields,
+                    })
+                });
+            }
+            Record::Data(sample) => {
+                let Some(ts) = sample.timestamp else {
+                    return;
+                };
+                if self.skip.contains(&located.message) {
+                    return;
+                }
+                let t = ts as i64 * 1000;
+                let at = (t, located.message, located.offset);
+                self.seconds
+                    .entry(t.div_euclid(SECOND))
+                    .and_modify(|s| {
+                        s.count += 1;
+                        s.last = at;
+                    })
+                    .or_insert(Second {
+                        count: 1,
+                        first: at,
+                        last: at,
+                    });
+                let Some(Some(route)) = self.routes.get(usize::from(sample.subscription.msg_id))
+                else {
+                    return;
+                };
+                let route = route.clone();
+                let values: Vec<Option<Value>> = route
+                    .fields
+                    .iter()
+                    .map(|(_, ty, offset)| {
+                        sample
+                            .payload
+                            .get(*offset..offset + ty.size())
+                            .map(|b| decode_basic(*ty, b))
+                    })
+                    .collect();
+                let cite = Cite::Message {
+                    file: self.file.clone(),
+                    message: located.message,
+                    offset: located.offset,
+                };
+                let key = (route.watched, route.multi_id);
+                let before = self.previous.insert(key, (t, values.clone()));
+                self.sample(&route, before, t, &values, cite);
+            }
+            _ => {}
+        }
+    }
+
+    fn sample(
+        &mut self,
+        route: &Route,
+        before: Option<Previous>,
+        t: i64,
+        values: &[Option<Value>],
+        cite: Cite,
+    ) {
+        let named = |name: &str| {
+            route
+                .fields
+                .iter()
+                .position(|(n, _, _)| n == name)
+                .and_then(|i| values[i].clone())
+        };
+        let was = |name: &str| {
+            let i = route.fields.iter().position(|(n, _, _)| n == name)?;
+            before.as_ref().map(|(_, v)| v[i].clone())
+        };
+        let since = before.as_ref().map(|(t0, _)| *t0);
+        // A change: from the last sample showing the old value to this one; at the first
+        // sample, the state the log starts in.
+        let change = |kind: &str, title: String, state: serde_json::Value| {
+            let mut h = Happening::new(kind, since.unwrap_or(t), title, cite.clone())
+                .with("state", state)
+                .with("instance", route.multi_id);
+            h.end_ns = Some(t);
+            if since.is_none() {
+                h = h.with("first_sample", true);
+            }
+            h
+        };
+        let mut out: Vec<Happening> = Vec::new();
+        match route.watched {
+            Watched::Status => {
+                let first = since.is_none();
+                let at_first = |title: &str| {
+                    if first {
+                        format!("{title} at the first sample")
+                    } else {
+                        title.to_string()
+                    }
+                };
+                let old_arming = was("arming_state").and_then(|v| number(&v));
+                if let Some(n) = number(&named("arming_state")).filter(|n| Some(*n) != old_arming) {
+                    let title = if n == px4::ARMED {
+                        "Armed".to_string()
+                    } else if old_arming == Some(px4::ARMED) {
+                        format!("Disarmed (arming_state {n}, {})", px4::arming_state_name(n))
+                    } else {
+                        format!("Arming state {n} ({})", px4::arming_state_name(n))
+                    };
+                    out.push(change("arming", at_first(&title), n.into()));
+                }
+                let old_nav = was("nav_state").and_then(|v| number(&v));
+                if let Some(n) = number(&named("nav_state")).filter(|n| Some(*n) != old_nav) {
+                    out.push(change(
+                        "flight_mode",
+                        at_first(&px4::flight_mode_title(n)),
+                        n.into(),
+                    ));
+                }
+                let failsafe = flag(&named("failsafe"));
+                if failsafe.is_some() && failsafe != was("failsafe").and_then(|v| flag(&v)) {
+                    if failsafe == Some(true) {
+                        let causes: Vec<String> = self
+                            .raised
+                            .iter()
+                            .filter(|(_, &raised)| raised >= self.last_failsafe_clear)
+                            .map(|(name, _)| name.clone())
+                            .collect();
+                        let title = if causes.is_empty() {
+                            "Failsafe entered (no failsafe_flags condition became true in the log before it)".to_string()
+                        } else {
+                            format!("Failsafe entered: {}", causes.join(", "))
+                        };
+                        let mut h = Happening::new(
+                            "failsafe",
+                            since.unwrap_or(t),
+                            at_first(&title),
+                            cite.clone(),
+                        )
+                        .with("state", "entered")
+                        .with("failsafe_flags", causes);
+                        h.end_ns = Some(t);
+                        out.push(h);
+                    } else {
+                        self.last_failsafe_clear = t;
+                        if !first {
+                            out.push(change(
+                                "failsafe",
+                                "Failsafe cleared".to_string(),
+                                "cleared".into(),
+                            ));
+                        }
+                    }
+                }
+            }
+            Watched::Land => {
+                let landed = flag(&named("landed"));
+                let old = was("landed").and_then(|v| flag(&v));
+                if landed.is_some() && landed != old {
+                    let (title, state) = match (landed == Some(true), since.is_none()) {
+                        (true, true) => ("Landed at the first sample", "landed"),
+                        (false, true) => ("In the air at the first sample", "in_air"),
+                        (true, false) => ("Landed", "landed"),
+                        (false, false) => ("Takeoff: left the ground", "in_air"),
+                    };
+                    let kind = if state == "landed" {
+                        "landing"
+                    } else {
+                        "takeoff"
+                    };
+                    out.push(change(kind, title.to_string(), state.into()));
+                }
+            }
+            Watched::Failsafe => {
+                let mut became_true = Vec::new();
+                for (i, (name, _, _)) in route.fields.iter().enumerate() {
+                    let now = flag(&values[i]);
+                    let old = before.as_ref().and_then(|(_, v)| flag(&v[i]));
+                    match (old, now) {
+                        (Some(false) | None, Some(true)) => {
+                            self.raised.insert(name.clone(), t);
+                            became_true.push(name.clone());
+                        }
+                        (Some(true), Some(false)) => {
+                            self.raised.remove(name);
+                            out.push(change(
+                                "failsafe_flag",
+                                format!("failsafe_flags: {name} became false"),
+                                "false".into(),
+                            ));
+                        }
+                        _ => {}
+                    }
+                }
+                if !became_true.is_empty() {
+                    let title = if since.is_none() {
+                        format!(
+                            "failsafe_flags true at the first sample: {}",
+                            became_true.join(", ")
+                        )
+                    } else {
+                        format!("failsafe_flags: {} became true", became_true.join(", "))
+                    };
+                    let mut h =
+                        Happening::new("failsafe_flag", since.unwrap_or(t), title, cite.clone())
+                            .with("state", "true")
+                            .with("fields", became_true);
+                    h.end_ns = Some(t);
+                    out.push(h);
+                }
+            }
+            Watched::Telemetry => {
+                for (field, who) in [
+                    ("heartbeat_type_gcs", "GCS"),
+                    ("heartbeat_type_onboard_controller", "onboard controller"),
+                ] {
+                    let now = flag(&named(field));
+                    let old = was(field).and_then(|v| flag(&v));
+                    if now.is_none() || now == old {
+                        continue;
+                    }
+                    let instance = route.multi_id;
+                    let (title, state) = match (now == Some(true), since.is_none()) {
+                        (true, true) => (
+                            format!("PX4's MAVLink instance {instance} hears a {who} heartbeat at the first sample"),
+                            "present",
+                        ),
+                        (false, true) => (
+                            format!("PX4's MAVLink instance {instance} hears no {who} heartbeat at the first sample"),
+                            "absent",
+                        ),
+                        (true, false) => (
+                            format!("PX4's MAVLink instance {instance} regained the {who} heartbeat"),
+                            "regained",
+                        ),
+                        (false, false) => (
+                            format!("PX4's MAVLink instance {instance} lost the {who} heartbeat"),
+                            "lost",
+                        ),
+                    };
+                    out.push(
+                        change("telemetry_status", title, state.into()).with("heartbeat", field),
+                    );
+                }
+            }
+            Watched::Command => {
+                let command = number(&named("command")).unwrap_or(0);
+                let source = number(&named("source_system"));
+                let component = number(&named("source_component"));
+                let external = flag(&named("from_external"));
+                let title = format!(
+                    "Command {} received{}{}",
+                    px4::command_name(command),
+                    match (source, component) {
+                        (Some(s), Some(c)) => format!(" from system {s}, component {c}"),
+                        (Some(s), None) => format!(" from system {s}"),
+                        _ => String::new(),
+                    },
+                    if external == Some(false) {
+                        " (internal)"
+                    } else {
+                        ""
+                    }
+                );
+                let mut h = Happening::new("command", t, title, cite.clone())
+                    .with("command", command)
+                    .with(
+                        "source_system",
+                        source.map_or(serde_json::Value::Null, Into::into),
+                    )
+                    .with(
+                        "source_component",
+                        component.map_or(serde_json::Value::Null, Into::into),
+                    )
+                    .with(
+                        "target_system",
+                        number(&named("target_system")).map_or(serde_json::Value::Null, Into::into),
+                    );
+                if let Some(e) = external {
+                    h = h.with("from_external", e);
+                }
+                out.push(h);
+            }
+        }
+        self.happenings.append(&mut out);
+    }
+
+    pub fn finish(self) -> AirFacts {
+        AirFacts {
+            file: self.file,
+            happenings: self.happenings,
+            seconds: self.seconds,
+        }
+    }
+}
+
+/// Logged messages down to INFO (DEBUG is left out) and every finding of the ingest report:
+/// `topic_stall`, `log_dropout`, timestamp outliers, and whatever rules the report carries.
+pub fn from_report(report: &Report) -> Vec<Happening> {
+    let cite = |message: u64, offset: u64| Cite::Message {
+        file: report.file.clone(),
+        message,
+        offset,
+    };
+    let mut out = Vec::new();
+    for m in report
+        .logged_messages
+        .iter()
+        .chain(&report.tagged_logged_messages)
+    {
+        let level = level_name(m.level);
+        if level == "DEBUG" {
+            continue;
+        }
+        out.push(
+            Happening::new(
+                "logged_message",
+                m.timestamp as i64 * 1000,
+                format!("[{level}] {}", m.text.trim_end()),
+                cite(m.message, m.offset),
+            )
+            .with("level", level),
+        );
+    }
+    for f in &report.findings {
+        let start = f.timestamp as i64 * 1000;
+        let end = f
+            .resumed_timestamp
+            .map_or(start + (f.duration_ms * 1e6) as i64, |r| r as i64 * 1000);
+        let mut h = Happening::new(&f.kind, start, f.title.clone(), cite(f.message, f.offset))
+            .ending(end.max(start));
+        if let Some(topic) = &f.topic {
+            h = h.with("topic", topic.clone());
+            if let Some(message) = px4::companion_message(topic) {
+                h = h.with("companion_fed", message);
+            }
+        }
+        if let Some(m) = f.multi_id {
+            h = h.with("multi_id", m);
+        }
+        out.push(h);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ulog::writer::UlogWriter;
+    use crate::ulog::SliceReader;
+
+    fn status(ts: u64, arming: u8, nav: u8, failsafe: bool) -> Vec<u8> {
+        let mut p = ts.to_le_bytes().to_vec();
+        p.extend([arming, nav, u8::from(failsafe)]);
+        p
+    }
+
+    fn flags(ts: u64, gcs_lost: bool, offboard_lost: bool) -> Vec<u8> {
+        let mut p = ts.to_le_bytes().to_vec();
+        p.extend([u8::from(gcs_lost), u8::from(offboard_lost)]);
+        p
+    }
+
+    fn telemetry(ts: u64, gcs: bool) -> Vec<u8> {
+        let mut p = ts.to_le_bytes().to_vec();
+        p.extend([u8::from(gcs), 0]);
+        p
+    }
+
+    fn command(ts: u64, cmd: u32, source: u8) -> Vec<u8> {
+        let mut p = ts.to_le_bytes().to_vec();
+        p.extend(cmd.to_le_bytes());
+        p.extend([source, 190, 1, 1]);
+        p
+    }
+
+    /// A small log with each watched topic: arms, changes mode, loses the GCS, fails safe.
+    fn log() -> Vec<u8> {
+        let mut w = UlogWriter::new(Vec::new(), 1_000_000).unwrap();
+        w.format("vehicle_status:uint64_t timestamp;uint8_t arming_state;uint8_t nav_state;bool failsafe;").unwrap();
+        w.format("failsafe_flags:uint64_t timestamp;bool gcs_connection_lost;bool offboard_control_signal_lost;").unwrap();
+        w.format("telemetry_status:uint64_t timestamp;bool heartbeat_type_gcs;bool heartbeat_type_onboard_controller;").unwrap();
+        w.format("vehicle_command:uint64_t timestamp;uint32_t command;uint8_t source_system;uint8_t source_component;uint8_t target_system;bool from_external;").unwrap();
+        w.subscribe(0, 1, "vehicle_status").unwrap();
+        w.subscribe(0, 2, "failsafe_flags").unwrap();
+        w.subscribe(0, 3, "telemetry_status").unwrap();
+        w.subscribe(0, 4, "vehicle_command").unwrap();
+        w.data(1, &status(2_000_000, 1, 2, false)).unwrap();
+        w.data(3, &telemetry(2_000_000, true)).unwrap();
+        w.data(2, &flags(2_000_000, false, false)).unwrap();
+        w.data(1, &status(3_000_000, 2, 2, false)).unwrap();
+        w.data(4, &command(3_500_000, 176, 255)).unwrap();
+        w.data(1, &status(4_000_000, 2, 3, false)).unwrap();
+        w.data(3, &telemetry(5_000_000, false)).unwrap();
+        w.data(2, &flags(5_100_000, true, false)).unwrap();
+        w.data(1, &status(5_200_000, 2, 5, true)).unwrap();
+        w.data(1, &status(9_000_000, 1, 5, false)).unwrap();
+        w.into_inner()
+    }
+
+    #[test]
+    fn state_changes_commands_and_failsafes_with_their_causes() {
+        let bytes = log();
+        let mut air = AirObserver::new("f.ulg", &[]);
+        let mut reader = SliceReader::new(&bytes);
+        while let Some(item) = reader.next_record() {
+            air.observe(&item.unwrap());
+        }
+        let facts = air.finish();
+        let titles: Vec<(&str, &str)> = facts
+            .happenings
+            .iter()
+            .map(|h| (h.kind.as_str(), h.title.as_str()))
+            .collect();
+        assert_eq!(
+            titles,
+            [
+                ("arming", "Arming state 1 (disarmed) at the first sample"),
+                ("flight_mode", "Flight mode POSCTL (nav_state 2) at the first sample"),
+                (
+                    "telemetry_status",
+                    "PX4's MAVLink instance 0 hears a GCS heartbeat at the first sample"
+                ),
+                (
+                    "telemetry_status",
+                    "PX4's MAVLink instance 0 hears no onboard controller heartbeat at the first sample"
+                ),
+                ("arming", "Armed"),
+                (
+                    "command",
+                    "Command DO_SET_MODE (176) received from system 255, component 190"
+                ),
+                ("flight_mode", "Flight mode AUTO_MISSION (nav_state 3)"),
+                ("telemetry_status", "PX4's MAVLink instance 0 lost the GCS heartbeat"),
+                ("failsafe_flag", "failsafe_flags: gcs_connection_lost became true"),
+                ("flight_mode", "Flight mode AUTO_RTL (nav_state 5)"),
+                ("failsafe", "Failsafe entered: gcs_connection_lost"),
+                ("arming", "Disarmed (arming_state 1, disarmed)"),
+                ("failsafe", "Failsafe cleared"),
+            ]
+        );
+        let armed = &facts.happenings[4];
+        assert_eq!(
+            (armed.start_ns, armed.end_ns),
+            (2_000_000_000, Some(3_000_000_000))
+        );
+        let Cite::Message { message, .. } = &armed.cite else {
+            panic!()
+        };
+        assert_eq!(
+            *message, 12,
+            "after 4 formats, 4 subscriptions and 3 samples"
+        );
+        let running = facts.running(4_000_000_000, 5_999_999_999).unwrap();
+        assert_eq!(running.samples, 4);
+        assert_eq!(running.first.0, 4_000_000_000);
+        assert_eq!(facts.span(), Some((2_000_000_000, 9_000_000_000)));
+    }
+}
