@@ -268,7 +268,8 @@ impl AirObserver {
         let change = |kind: &str, title: String, state: serde_json::Value| {
             let mut h = Happening::new(kind, since.unwrap_or(t), title, cite.clone())
                 .with("state", state)
-                .with("instance", route.multi_id);
+                .with("instance", route.multi_id)
+                .state_change();
             h.end_ns = Some(t);
             if since.is_none() {
                 h = h.with("first_sample", true);
@@ -326,7 +327,8 @@ impl AirObserver {
                             cite.clone(),
                         )
                         .with("state", "entered")
-                        .with("failsafe_flags", causes);
+                        .with("failsafe_flags", causes)
+                        .state_change();
                         h.end_ns = Some(t);
                         out.push(h);
                     } else {
@@ -360,41 +362,38 @@ impl AirObserver {
                 }
             }
             Watched::Failsafe => {
-                let mut became_true = Vec::new();
+                let mut became = (Vec::new(), Vec::new());
                 for (i, (name, _, _)) in route.fields.iter().enumerate() {
                     let now = flag(&values[i]);
                     let old = before.as_ref().and_then(|(_, v)| flag(&v[i]));
                     match (old, now) {
                         (Some(false) | None, Some(true)) => {
                             self.raised.insert(name.clone(), t);
-                            became_true.push(name.clone());
+                            became.0.push(name.clone());
                         }
                         (Some(true), Some(false)) => {
                             self.raised.remove(name);
-                            out.push(change(
-                                "failsafe_flag",
-                                format!("failsafe_flags: {name} became false"),
-                                "false".into(),
-                            ));
+                            became.1.push(name.clone());
                         }
                         _ => {}
                     }
                 }
-                if !became_true.is_empty() {
+                for (names, value) in [(became.0, true), (became.1, false)] {
+                    if names.is_empty() {
+                        continue;
+                    }
                     let title = if since.is_none() {
                         format!(
                             "failsafe_flags true at the first sample: {}",
-                            became_true.join(", ")
+                            names.join(", ")
                         )
                     } else {
-                        format!("failsafe_flags: {} became true", became_true.join(", "))
+                        format!("failsafe_flags: {} became {value}", names.join(", "))
                     };
-                    let mut h =
-                        Happening::new("failsafe_flag", since.unwrap_or(t), title, cite.clone())
-                            .with("state", "true")
-                            .with("fields", became_true);
-                    h.end_ns = Some(t);
-                    out.push(h);
+                    out.push(
+                        change("failsafe_flag", title, value.to_string().into())
+                            .with("fields", names),
+                    );
                 }
             }
             Watched::Telemetry => {

@@ -12,7 +12,9 @@
 //!   `time_boot_ms` read what it says; so the boot instant lies within
 //!   `[recv - latency - time_boot, recv - time_boot]` (widened by the stamps' resolution). The
 //!   intersection over the receipts bounds the boot instant on the record's clock: the fastest
-//!   delivery gives the late side, the receipts within the link's p95 latency the early side.
+//!   delivery gives the late side, the receipts within the link's p95 latency the early side
+//!   (the latency measured as `recv - time_unix_usec`; without a usable `time_unix_usec`, every
+//!   delivery is taken to be under the latency estimator's 2 s bound for a clock offset).
 //!   The record's clock error then widens both sides for UTC. Because the boot clock and a ground
 //!   clock run at rates that may differ by up to [`DRIFT_PPM`], the intersection is taken for one
 //!   moment at a time, each receipt's window widened by the drift since it.
@@ -136,15 +138,34 @@ pub struct GroundFit {
     windows: Vec<Window>,
     /// The record's clock error against UTC (its clock state, or the assumption).
     pub clock_error_ns: i64,
-    /// The link's p95 latency over the receipts used (`recv - time_unix_usec`).
-    pub latency_p95_ns: i64,
+    /// The latency every receipt on the early side is taken to be within.
+    pub latency: Latency,
     /// The moment the anchor line states: the median `time_boot_ms` of the receipts used.
     pub reference_boot_ns: i64,
     pub receipts_used: usize,
-    /// Of those, the ones within the p95 latency, which give the early side.
+    /// Of those, the ones within the latency bound, which give the early side.
     pub receipts_early_side: usize,
     /// Receipts left out because they belong to another boot of the vehicle.
     pub receipts_other_boot: usize,
+}
+
+/// The latency bound of a ground anchor's early side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Latency {
+    /// The link's p95 latency over the receipts used (`recv - time_unix_usec`, by the daemon's
+    /// latency estimator); only the receipts within it give the early side.
+    Measured(i64),
+    /// No usable `time_unix_usec`: the estimator's bound for a clock offset (2 s) is taken as
+    /// every delivery's upper bound.
+    Assumed(i64),
+}
+
+impl Latency {
+    pub fn bound_ns(self) -> i64 {
+        match self {
+            Latency::Measured(ns) | Latency::Assumed(ns) => ns,
+        }
+    }
 }
 
 /// Why a ground record gives no anchor.
@@ -154,12 +175,6 @@ pub enum NoGroundFit {
     /// Receipts there are, but none whose `time_boot_ms` falls within the flight log.
     NotDuringFlight {
         receipts: usize,
-    },
-    /// No `time_unix_usec` (or a vehicle clock plainly off UTC): the link's latency is unknown,
-    /// so the receipts bound the boot instant from one side only.
-    LatencyUnknown {
-        receipts: usize,
-        latest_ns: i64,
     },
     /// The receipts' windows do not overlap: a reboot not seen as one, deliveries slower than the
     /// latency figure, or clocks drifting apart faster than allowed.
@@ -266,21 +281,28 @@ pub fn fit_ground(
     }
     let last = used.iter().map(received).max().expect("receipts");
     let latest_of = |r: &SystemTimeReceipt| r.recv_ns + r.resolution_ns - boot_ns(r);
-    let Some(p95) = estimator.estimate(0, last).and_then(|e| e.latency_p95_ns()) else {
-        return Err(NoGroundFit::LatencyUnknown {
-            receipts: used.len(),
-            latest_ns: used.iter().map(latest_of).min().expect("receipts"),
-        });
+    // Without the vehicle's UTC (or with a vehicle clock plainly off the ground's), the latency
+    // cannot be measured: every delivery is then taken to be faster than the estimator's own
+    // bound for a clock offset (no radio link takes that long).
+    let measured_p95 = estimator.estimate(0, last).and_then(|e| e.latency_p95_ns());
+    let latency = match measured_p95 {
+        Some(p95) => Latency::Measured(p95),
+        None => Latency::Assumed(config.offset_bound_ns),
     };
     let windows: Vec<Window> = used
         .iter()
         .map(|r| {
-            let measured = i128::from(received(r)) - i128::from(r.time_unix_usec) * 1000;
-            let covered = r.time_unix_usec != 0
-                && measured >= -i128::from(config.negative_tolerance_ns)
-                && measured <= i128::from(p95);
+            let covered = match latency {
+                Latency::Measured(p95) => {
+                    let measured = i128::from(received(r)) - i128::from(r.time_unix_usec) * 1000;
+                    r.time_unix_usec != 0
+                        && measured >= -i128::from(config.negative_tolerance_ns)
+                        && measured <= i128::from(p95)
+                }
+                Latency::Assumed(_) => true,
+            };
             // The true latency is under the measured one plus half the stamp's resolution.
-            let latency_bound = p95 + r.resolution_ns / 2;
+            let latency_bound = latency.bound_ns() + r.resolution_ns / 2;
             Window {
                 boot_ns: boot_ns(r),
                 latest: latest_of(r),
@@ -297,7 +319,7 @@ pub fn fit_ground(
         receipts_other_boot: other_boot,
         windows,
         clock_error_ns,
-        latency_p95_ns: p95,
+        latency,
         reference_boot_ns: flight_boots[flight_boots.len() / 2],
     };
     match fit.on_record_clock(fit.reference_boot_ns) {
@@ -391,10 +413,11 @@ impl Anchor {
                 "clock_error_ms".into(),
                 millis_value(Some(fit.clock_error_ns)),
             );
-            out.insert(
-                "latency_p95_ms".into(),
-                millis_value(Some(fit.latency_p95_ns)),
-            );
+            let (key, ns) = match fit.latency {
+                Latency::Measured(ns) => ("latency_p95_ms", ns),
+                Latency::Assumed(ns) => ("latency_assumed_ms", ns),
+            };
+            out.insert(key.into(), millis_value(Some(ns)));
             out.insert("receipts".into(), fit.receipts_used.into());
             out.insert(
                 "reference_boot_s".into(),
@@ -478,11 +501,20 @@ pub fn ground_anchor(
             let own = fit
                 .on_record_clock(fit.reference_boot_ns)
                 .expect("checked when fitted");
+            let latency = match fit.latency {
+                Latency::Measured(ns) => format!(
+                    "{} within the link's p95 latency of {:.3} ms",
+                    fit.receipts_early_side,
+                    ms(ns)
+                ),
+                Latency::Assumed(ns) => format!(
+                    "no usable time_unix_usec, so each taken to have come within {:.0} ms, the latency estimator's bound for a clock offset",
+                    ms(ns)
+                ),
+            };
             let title = format!(
-                "SYSTEM_TIME of system {sysid}: {} receipts ({} within the p95 latency of {:.3} ms{}) put the boot instant within ±{:.3} ms on the {record}'s clock; that clock is good to ±{:.3} ms ({clock})",
+                "SYSTEM_TIME of system {sysid}: {} receipts ({latency}{}) put the boot instant within ±{:.3} ms on the clock of the {record}, itself good to ±{:.3} ms ({clock})",
                 fit.receipts_used,
-                fit.receipts_early_side,
-                ms(fit.latency_p95_ns),
                 if fit.receipts_other_boot > 0 {
                     format!("; {} receipts of another boot left out", fit.receipts_other_boot)
                 } else {
@@ -501,13 +533,6 @@ pub fn ground_anchor(
                 }
                 NoGroundFit::NotDuringFlight { receipts } => format!(
                     "{receipts} SYSTEM_TIME receipts of system {sysid} in the {record}, none with a time_boot_ms inside the flight log"
-                ),
-                NoGroundFit::LatencyUnknown {
-                    receipts,
-                    latest_ns,
-                } => format!(
-                    "{receipts} SYSTEM_TIME receipts of system {sysid} in the {record}, without a usable time_unix_usec: the link's latency is unknown, so they say only that boot was no later than {} on the {record}'s clock",
-                    format_utc_us(latest_ns)
                 ),
                 NoGroundFit::Disagree { receipts, by_ns } => format!(
                     "{receipts} SYSTEM_TIME receipts of system {sysid} in the {record} disagree among themselves by {:.3} ms (a reboot, deliveries slower than the p95 latency, or clocks drifting apart): no anchor from them",
@@ -610,10 +635,14 @@ pub fn conflict_json(anchors: &[Anchor], conflict: &Conflict, used: Option<usize
     out.insert(
         "title".into(),
         format!(
-            "The {} and the {} disagree by {:.3} s, beyond their bounds together ({:.3} s): a wrong log, a wrong system id, a reboot or a bad clock. Not averaged: {}",
+            "The {} and the {} disagree by {:.3} s{}, beyond their bounds together ({:.3} s): a wrong log, a wrong system id, a reboot or a bad clock. Not averaged: {}",
             name(conflict.first),
             name(conflict.second),
             s(conflict.difference_ns.abs()),
+            match s(conflict.difference_ns.abs()) / 86_400.0 {
+                days if days >= 1.0 => format!(" ({days:.1} days)"),
+                _ => String::new(),
+            },
             s(conflict.allowed_ns),
             match used {
                 Some(u) => format!("the {} is used", name(u)),
@@ -668,7 +697,10 @@ mod tests {
         let fit = fit_ground(&receipts, None, 15 * MS).unwrap();
         assert_eq!(fit.receipts_used, 60);
         // p95 of the measured latencies (the stamps' millisecond taken at its middle).
-        assert!(fit.latency_p95_ns > 400 * MS && fit.latency_p95_ns < 460 * MS);
+        let Latency::Measured(p95) = fit.latency else {
+            panic!("{:?}", fit.latency)
+        };
+        assert!(p95 > 400 * MS && p95 < 460 * MS);
         assert!(
             fit.receipts_early_side < 60,
             "the 2 s delivery gives no early side"
@@ -690,24 +722,22 @@ mod tests {
     }
 
     #[test]
-    fn without_vehicle_utc_the_latency_is_unknown_and_there_is_no_anchor() {
+    fn without_vehicle_utc_every_delivery_is_taken_to_be_under_2_s() {
         let boot = at("2026-09-24T14:13:11.286Z");
         let receipts: Vec<SystemTimeReceipt> = (0..10)
             .map(|i| SystemTimeReceipt {
                 time_unix_usec: 0,
-                ..receipt(boot, 5000 + i * 1000, 20 * MS, 0)
+                ..receipt(boot, 5000 + i * 1000, (20 + 5 * i64::from(i)) * MS, 0)
             })
             .collect();
-        match fit_ground(&receipts, None, 15 * MS) {
-            Err(NoGroundFit::LatencyUnknown {
-                receipts,
-                latest_ns,
-            }) => {
-                assert_eq!(receipts, 10);
-                assert!(latest_ns >= boot && latest_ns <= boot + 21 * MS);
-            }
-            other => panic!("{other:?}"),
-        }
+        let fit = fit_ground(&receipts, None, 15 * MS).unwrap();
+        assert_eq!(fit.latency, Latency::Assumed(2 * SECOND));
+        assert_eq!(fit.receipts_early_side, 10);
+        let own = fit.on_record_clock(fit.reference_boot_ns).unwrap();
+        assert!(own.contains(boot));
+        // The late side from the fastest (20 ms), the early side 2 s before the slowest (65 ms).
+        assert!(own.hi - boot <= 21 * MS + drift_ns(5 * SECOND));
+        assert!(boot - own.lo <= 2 * SECOND - 60 * MS);
         assert_eq!(fit_ground(&[], None, 0), Err(NoGroundFit::NoReceipts));
     }
 

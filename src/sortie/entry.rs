@@ -74,6 +74,9 @@ pub struct Happening {
     pub cite_end: Option<Cite>,
     /// Kind-specific keys, written after the common ones.
     pub detail: Map<String, Value>,
+    /// A state change: it is shown at the interval's end, the first sample with the new state
+    /// (the interval's start is the last sample that still showed the old one).
+    pub at_end: bool,
 }
 
 impl Happening {
@@ -86,6 +89,22 @@ impl Happening {
             cite,
             cite_end: None,
             detail: Map::new(),
+            at_end: false,
+        }
+    }
+
+    /// Marks a state change (see [`Happening::at_end`]).
+    pub fn state_change(mut self) -> Happening {
+        self.at_end = true;
+        self
+    }
+
+    /// The instant the happening is shown at.
+    pub fn at_ns(&self) -> i64 {
+        if self.at_end {
+            self.last_ns()
+        } else {
+            self.start_ns
         }
     }
 
@@ -133,9 +152,23 @@ pub struct Entry {
     pub detail: Map<String, Value>,
     /// Ground gaps only: what the flight log shows in the gap's window.
     pub in_window: Option<Vec<Fact>>,
+    /// Shown at the interval's end (a state change), see [`Happening::at_end`].
+    pub at_end: bool,
 }
 
 impl Entry {
+    /// The UTC instant the entry is shown at, and its place on the boot clock.
+    pub fn at(&self) -> (Option<i64>, Option<i64>) {
+        if self.at_end {
+            (
+                self.utc_end.or(self.utc_start),
+                self.boot_end.or(self.boot_start),
+            )
+        } else {
+            (self.utc_start, self.boot_start)
+        }
+    }
+
     /// The JSON line's object: the common keys in a fixed order, then the kind's own.
     pub fn to_json(&self) -> Value {
         let mut out = Map::new();
@@ -144,6 +177,8 @@ impl Entry {
             "side".into(),
             serde_json::to_value(self.side).expect("enum"),
         );
+        // The instant the entry stands for, and is sorted by.
+        out.insert("utc".into(), utc_value(self.at().0));
         out.insert("utc_start".into(), utc_value(self.utc_start));
         out.insert("utc_end".into(), utc_value(self.utc_end));
         out.insert("boot_s".into(), seconds_value(self.boot_start));
@@ -231,6 +266,7 @@ mod tests {
             cite_end: None,
             detail,
             in_window: Some(vec![]),
+            at_end: false,
         };
         let json = entry.to_json();
         let keys: Vec<&str> = json
@@ -244,6 +280,7 @@ mod tests {
             [
                 "kind",
                 "side",
+                "utc",
                 "utc_start",
                 "utc_end",
                 "boot_s",

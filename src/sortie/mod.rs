@@ -16,7 +16,8 @@
 //! - [`px4`]: PX4's numbers in words (navigation states, arming states, commands);
 //! - [`timeline`]: both sides on one axis, and what the flight log shows inside each ground gap;
 //! - [`entry`]: the timeline's entries and their citations;
-//! - [`table`]: the timeline as text for a terminal.
+//! - [`table`]: the timeline as text for a terminal;
+//! - [`lane`]: the ground entries as the report's ground lane (`ulog report --ground`).
 //!
 //! The method, the bounds and a worked example are in `docs/sortie.md`.
 
@@ -25,6 +26,7 @@ pub mod anchor;
 pub mod entry;
 pub mod gaps;
 pub mod ground;
+pub mod lane;
 pub mod px4;
 pub mod table;
 pub mod timeline;

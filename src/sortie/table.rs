@@ -73,11 +73,12 @@ pub fn render(sortie: &Sortie) -> String {
             super::entry::Side::Ground => "ground",
             super::entry::Side::Air => "air",
         };
+        let (utc, boot_at) = e.at();
         let _ = writeln!(
             out,
             "  {:<15} {:>10} {:>12}  {:<6} {:<16} {} ({})",
-            time_of_day(e.utc_start),
-            boot(e.boot_start),
+            time_of_day(utc),
+            boot(boot_at),
             bound(e),
             side,
             e.kind,

@@ -219,6 +219,7 @@ pub fn assemble(input: &SortieInput<'_>) -> Sortie {
             cite_end: h.cite_end.clone(),
             detail: h.detail.clone(),
             in_window: None,
+            at_end: h.at_end,
         });
     }
     let mut ground_entries = Vec::new();
@@ -285,6 +286,7 @@ pub fn assemble(input: &SortieInput<'_>) -> Sortie {
                     d
                 },
                 in_window: None,
+                at_end: h.at_end,
             });
         }
     }
@@ -295,13 +297,14 @@ pub fn assemble(input: &SortieInput<'_>) -> Sortie {
     }
     entries.extend(ground_entries);
     if used.is_some() {
-        entries.sort_by_key(|e| (e.utc_start.or(e.boot_start), e.side == Side::Ground));
+        entries.sort_by_key(|e| {
+            let (utc, boot) = e.at();
+            (utc.or(boot), e.side == Side::Ground)
+        });
     } else {
         entries.sort_by_key(|e| {
-            (
-                e.side == Side::Ground,
-                e.boot_start.or(e.utc_start).unwrap_or(i64::MIN),
-            )
+            let (utc, boot) = e.at();
+            (e.side == Side::Ground, boot.or(utc).unwrap_or(i64::MIN))
         });
     }
     let elapsed_only = used.is_none().then(|| {
@@ -402,13 +405,7 @@ fn gap_facts(gap: &Entry, input: &SortieInput<'_>) -> Vec<Fact> {
         if h.start_ns > until || h.last_ns() < window.lo || h.detail.contains_key("first_sample") {
             continue;
         }
-        // A state change shows at the first sample with the new state; anything else (a stall,
-        // a command, a message) at its start.
-        let t = if h.detail.contains_key("state") {
-            h.last_ns()
-        } else {
-            h.start_ns
-        };
+        let t = h.at_ns();
         if listed == MAX_FACTS {
             more += 1;
             continue;
@@ -523,6 +520,7 @@ mod tests {
             message(1_150_000),
         )
         .ending(1_134_500_000_000)
+        .state_change()
         .with("state", "lost")
         .with("heartbeat", "heartbeat_type_onboard_controller");
         let mut air = AirFacts::new("log.ulg", vec![stall, gcs_lost]);
