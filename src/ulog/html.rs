@@ -8,10 +8,14 @@
 //! markers on every time plot; then the findings, each with the `ulog record` command that shows
 //! its evidence.
 //!
+//! Given the ground's records (`--ground`), a ground lane (`super::lane`) sits above the plots on
+//! the same axis, with UTC beside the boot seconds, and each ground gap is marked on every plot.
+//!
 //! Rendering ([`render`]) is pure: a report and series in, text out. [`report_file`] is the shell
 //! that reads the file (twice: once for the ingest report, once for the series).
 
 use super::ingest::{ingest_file, IngestOptions};
+use super::lane::{GroundLane, LaneAxis, LaneKind};
 use super::profile::Profile;
 use super::reader::StreamReader;
 use super::report::{Report, Status};
@@ -211,8 +215,12 @@ pub struct HtmlReport {
     pub status: Status,
 }
 
-/// Reads the log at `path` and renders its report.
-pub fn report_file(path: &Path, profile: Option<&Profile>) -> anyhow::Result<HtmlReport> {
+/// Reads the log at `path` and renders its report, with the ground lane when given.
+pub fn report_file(
+    path: &Path,
+    profile: Option<&Profile>,
+    ground: Option<&GroundLane>,
+) -> anyhow::Result<HtmlReport> {
     let report = ingest_file(
         path,
         IngestOptions {
@@ -273,7 +281,13 @@ pub fn report_file(path: &Path, profile: Option<&Profile>) -> anyhow::Result<Htm
             _ => {}
         }
     }
-    let html = render(&report, collector.specs(), &collector.series, &markers);
+    let html = render(
+        &report,
+        collector.specs(),
+        &collector.series,
+        &markers,
+        ground,
+    );
     Ok(HtmlReport {
         html,
         status: report.status,
@@ -287,6 +301,8 @@ pub enum MarkerKind {
     Warning,
     Error,
     Finding,
+    /// The start or end of a ground gap (`--ground`).
+    GroundGap,
 }
 
 impl MarkerKind {
@@ -296,6 +312,7 @@ impl MarkerKind {
             MarkerKind::Warning => "#d4ac0d",
             MarkerKind::Error => "#c0392b",
             MarkerKind::Finding => "#8e44ad",
+            MarkerKind::GroundGap => LaneKind::Gap.color(),
         }
     }
 }
@@ -456,12 +473,16 @@ fn time_plot(
             } else {
                 0.9
             },
-            t = esc(&format!(
-                "{:.3} s: {} (message {})",
-                m.t as f64 / 1e6,
-                m.text,
-                m.message
-            ))
+            t = esc(&if m.kind == MarkerKind::GroundGap {
+                format!("{:.3} s: {}", m.t as f64 / 1e6, m.text)
+            } else {
+                format!(
+                    "{:.3} s: {} (message {})",
+                    m.t as f64 / 1e6,
+                    m.text,
+                    m.message
+                )
+            })
         );
     }
     let mut legend_x = LEFT + 260.0;
@@ -593,6 +614,7 @@ pub fn render(
     specs: &[SeriesSpec],
     series: &[Series],
     log_markers: &[Marker],
+    ground: Option<&GroundLane>,
 ) -> String {
     let mut out = String::with_capacity(256 * 1024);
     let name = Path::new(&report.file)
@@ -763,13 +785,32 @@ figure{{margin:6px 0}} .status{{display:inline-block;padding:3px 10px;border-rad
             message: f.message,
         });
     }
+    if let Some(lane) = ground {
+        for item in lane.items.iter().filter(|i| i.kind == LaneKind::Gap) {
+            for t in [Some(item.start_us), item.end_us].into_iter().flatten() {
+                markers.push(Marker {
+                    t,
+                    kind: MarkerKind::GroundGap,
+                    text: format!("ground: {}", item.text),
+                    message: 0,
+                });
+            }
+        }
+    }
     out.push_str("<h2>Flight</h2>\n<p class=\"legend\">");
-    for (kind, label) in [
+    let mut legend = vec![
         (MarkerKind::Dropout, "dropout"),
         (MarkerKind::Warning, "logged warning"),
         (MarkerKind::Error, "logged error"),
         (MarkerKind::Finding, "finding"),
-    ] {
+    ];
+    if ground.is_some() {
+        legend.push((
+            MarkerKind::GroundGap,
+            "ground gap (last and next heartbeat)",
+        ));
+    }
+    for (kind, label) in legend {
         let _ = write!(
             out,
             r#"<span><svg width="22" height="10"><line x1="0" x2="22" y1="5" y2="5" stroke="{}" stroke-width="2" stroke-dasharray="4 3"/></svg> {label}</span>"#,
@@ -777,6 +818,19 @@ figure{{margin:6px 0}} .status{{display:inline-block;padding:3px 10px;border-rad
         );
     }
     out.push_str("<span>time axis: seconds since boot; hover a marker for its text</span></p>\n");
+    if let Some(lane) = ground {
+        super::lane::draw(
+            &mut out,
+            lane,
+            LaneAxis {
+                t0: axis.t0,
+                t1: axis.t1,
+                width: WIDTH,
+                left: LEFT,
+                right: RIGHT,
+            },
+        );
+    }
 
     let mut panels: Vec<&str> = Vec::new();
     for s in specs {
@@ -911,6 +965,7 @@ mod tests {
             &default_specs(),
             &vec![Series::default(); default_specs().len()],
             &[],
+            None,
         );
         assert!(html.contains("quarantined"));
         assert!(html.contains("not logged"));

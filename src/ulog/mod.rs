@@ -12,7 +12,8 @@
 //! - the shell: `ingest` (validate, quarantine, reject; file I/O), `inspect` (one record shown),
 //!   `summary` (`ulog info`). The verbs themselves are in `crate::cmd::ulog`;
 //! - after the ingest: `export` with `table` (Parquet/CSV tables; with the `full` feature
-//!   only), `html` with `series` (the report with plots).
+//!   only), `html` with `series` (the report with plots) and `lane` (the ground lane drawn on
+//!   its time axis by `ulog report --ground`).
 
 pub mod collect;
 pub mod decoder;
@@ -25,6 +26,7 @@ pub mod gps;
 pub mod html;
 pub mod ingest;
 pub mod inspect;
+pub mod lane;
 pub mod periods;
 pub mod profile;
 pub mod reader;
