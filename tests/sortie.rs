@@ -683,3 +683,111 @@ fn the_report_draws_the_ground_lane_in_headless_chromium() {
         std::fs::copy(&shot, keep).unwrap();
     }
 }
+
+/// Our air side against pyulog, on every corpus log that has the topics: each change of arming
+/// state, flight mode, landed and PX4's GCS heartbeat flag at the same sample, and every command.
+#[test]
+#[cfg_attr(
+    foxborne_no_corpus,
+    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
+)]
+fn the_air_side_reads_what_pyulog_reads() {
+    use foxborne_receiver::sortie::air::AirObserver;
+    let Some(python) = common::python() else {
+        return;
+    };
+    let logs: Vec<PathBuf> = [
+        FLIGHT,
+        "flightreview_gps_interference.ulg",
+        "px4ulogrs_quadrotor_local.ulg",
+        "px4ulogrs_esc_status_log.ulg",
+        "pyulog_sample_px4_events.ulg",
+        "stifael_14_19_29.ulg",
+    ]
+    .iter()
+    .map(|n| common::corpus_log(n).unwrap())
+    .collect();
+    let out = Command::new(python)
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/sortie_air_oracle.py"
+        ))
+        .args(&logs)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let oracle: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(oracle.len(), logs.len());
+    let mut compared = 0;
+    for (log, expected) in logs.iter().zip(&oracle) {
+        let bytes = std::fs::read(log).unwrap();
+        let mut air = AirObserver::new("log", &[]);
+        let mut reader = SliceReader::new(&bytes);
+        while let Some(item) = reader.next_record() {
+            if let Ok(located) = item {
+                air.observe(&located);
+            }
+        }
+        let facts = air.finish();
+        let mut changes: Vec<Value> = Vec::new();
+        let mut commands: Vec<Value> = Vec::new();
+        for h in &facts.happenings {
+            let at_us = h.at_ns() / 1000;
+            let instance = h.detail.get("instance").cloned().unwrap_or(0.into());
+            match h.kind.as_str() {
+                "arming" | "flight_mode" => changes.push(serde_json::json!([
+                    h.kind,
+                    instance,
+                    at_us,
+                    h.detail["state"]
+                ])),
+                "landing" | "takeoff" => changes.push(serde_json::json!([
+                    "landed",
+                    instance,
+                    at_us,
+                    i64::from(h.detail["state"] == "landed")
+                ])),
+                "telemetry_status" if h.detail["heartbeat"] == "heartbeat_type_gcs" => {
+                    let on = matches!(h.detail["state"].as_str(), Some("present" | "regained"));
+                    changes.push(serde_json::json!([
+                        "gcs_heartbeat",
+                        instance,
+                        at_us,
+                        i64::from(on)
+                    ]));
+                }
+                "command" => commands.push(serde_json::json!([
+                    at_us,
+                    h.detail["command"],
+                    h.detail["source_system"]
+                ])),
+                _ => {}
+            }
+        }
+        let key = |v: &Value| (v[0].to_string(), v[1].as_i64(), v[2].as_i64());
+        changes.sort_by_key(key);
+        commands.sort_by_key(|v| (v[0].as_i64(), v[1].as_i64(), v[2].as_i64()));
+        assert_eq!(
+            Value::Array(changes),
+            expected["changes"],
+            "{}",
+            log.display()
+        );
+        assert_eq!(
+            Value::Array(commands),
+            expected["commands"],
+            "{}",
+            log.display()
+        );
+        compared += expected["changes"].as_array().unwrap().len();
+    }
+    assert!(compared > 20, "only {compared} changes compared");
+}
