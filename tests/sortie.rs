@@ -35,6 +35,29 @@ const CUT_S: f64 = 110.0;
 const RESUME_S: f64 = 116.0;
 const END_S: f64 = 119.0;
 
+/// Runs a Python script of the tests and reads its JSON lines.
+fn python_lines(python: &Path, script: &str, args: &[std::ffi::OsString]) -> Vec<Value> {
+    let out = Command::new(python)
+        .arg(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests")
+                .join(script),
+        )
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{script}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{script}: {e}: {l}")))
+        .collect()
+}
+
 /// What the sender sent.
 #[derive(Debug, Clone)]
 struct Sent {
@@ -105,38 +128,30 @@ fn make_replay() -> Option<Replay> {
     daemon.wait_for("receiver started", Duration::from_secs(10));
     // The vehicle booted so that flight time 104 s comes 2.5 s from now (the sender's start-up).
     let boot_us = now_us() + 2_500_000 - (START_S * 1e6) as i64;
-    let out = Command::new(&python)
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/sortie_replay.py"
-        ))
-        .args(["--port", &udp.port().to_string(), "--sysid", "1"])
-        .arg("--ulog")
-        .arg(&corpus)
-        .args(["--boot-us", &boot_us.to_string()])
-        .args(["--start", &START_S.to_string(), "--cut", &CUT_S.to_string()])
-        .args([
-            "--resume",
-            &RESUME_S.to_string(),
-            "--end",
-            &END_S.to_string(),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "sender: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let sent: Vec<Sent> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).unwrap();
-            Sent {
-                msg: v["msg"].as_str().unwrap().to_string(),
-                flight_s: v["flight_s"].as_f64().unwrap(),
-            }
+    let args: Vec<std::ffi::OsString> = [
+        "--port".into(),
+        udp.port().to_string().into(),
+        "--sysid".into(),
+        "1".into(),
+        "--ulog".into(),
+        corpus.clone().into_os_string(),
+        "--boot-us".into(),
+        boot_us.to_string().into(),
+        "--start".into(),
+        START_S.to_string().into(),
+        "--cut".into(),
+        CUT_S.to_string().into(),
+        "--resume".into(),
+        RESUME_S.to_string().into(),
+        "--end".into(),
+        END_S.to_string().into(),
+    ]
+    .into();
+    let sent: Vec<Sent> = python_lines(&python, "sortie_replay.py", &args)
+        .iter()
+        .map(|v| Sent {
+            msg: v["msg"].as_str().unwrap().to_string(),
+            flight_s: v["flight_s"].as_f64().unwrap(),
         })
         .collect();
     assert_eq!(sent.len(), 7 + 6 + 4 + 4, "{sent:?}");
@@ -707,24 +722,8 @@ fn the_air_side_reads_what_pyulog_reads() {
     .iter()
     .map(|n| common::corpus_log(n).unwrap())
     .collect();
-    let out = Command::new(python)
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/sortie_air_oracle.py"
-        ))
-        .args(&logs)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let oracle: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let args: Vec<std::ffi::OsString> = logs.iter().map(|l| l.clone().into_os_string()).collect();
+    let oracle = python_lines(&python, "sortie_air_oracle.py", &args);
     assert_eq!(oracle.len(), logs.len());
     let mut compared = 0;
     for (log, expected) in logs.iter().zip(&oracle) {

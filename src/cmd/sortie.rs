@@ -167,12 +167,7 @@ pub fn load(
 /// The air side: the flight log read once more, record by record, plus the report's messages
 /// and findings.
 fn read_air(flight: &Path, report: &Report) -> anyhow::Result<AirFacts> {
-    let outliers: Vec<u64> = report
-        .findings
-        .iter()
-        .filter(|f| f.kind == "timestamp_outlier")
-        .map(|f| f.message)
-        .collect();
+    let outliers = report.outlier_messages();
     let file =
         std::fs::File::open(flight).with_context(|| format!("cannot read {}", flight.display()))?;
     let mut observer = AirObserver::new(&report.file, &outliers);

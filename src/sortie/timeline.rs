@@ -476,6 +476,31 @@ mod tests {
     use crate::sortie::entry::Cite;
     use crate::sortie::ground::GroundRecord;
 
+    fn line(n: u64) -> Cite {
+        Cite::Line {
+            file: "r.jsonl".into(),
+            line: n,
+        }
+    }
+
+    /// The input of a sortie with no stated clock error and no COM_DL_LOSS_T.
+    fn input<'a>(
+        sysid: u8,
+        gps: Option<&'a GpsAnchor>,
+        air: &'a AirFacts,
+        ground: &'a [GroundFacts],
+    ) -> SortieInput<'a> {
+        SortieInput {
+            sysid,
+            gps,
+            boot_time_utc_us: None,
+            air,
+            ground,
+            clock_error_override_ns: None,
+            dl_loss_s: None,
+        }
+    }
+
     fn message(n: u64) -> Cite {
         Cite::Message {
             file: "log.ulg".into(),
@@ -538,36 +563,14 @@ mod tests {
         };
         for k in (0..5).rev() {
             let t = last_hb - k * SECOND;
-            record.receipt(
-                4,
-                t,
-                Some(&hb(t)),
-                "radio1",
-                Cite::Line {
-                    file: "r.jsonl".into(),
-                    line: 5 - k as u64,
-                },
-            );
+            record.receipt(4, t, Some(&hb(t)), "radio1", line(5 - k as u64));
         }
-        record.receipt(
-            4,
-            next_hb,
-            Some(&hb(next_hb)),
-            "radio1",
-            Cite::Line {
-                file: "r.jsonl".into(),
-                line: 6,
-            },
-        );
+        record.receipt(4, next_hb, Some(&hb(next_hb)), "radio1", line(6));
         let ground = vec![record.finish()];
         let input = SortieInput {
-            sysid: 4,
-            gps: Some(&gps),
-            boot_time_utc_us: None,
-            air: &air,
-            ground: &ground,
             clock_error_override_ns: Some(15 * MS),
             dl_loss_s: Some(10.0),
+            ..input(4, Some(&gps), &air, &ground)
         };
         assert!(refusals(&input).is_empty());
         let sortie = assemble(&input);
@@ -639,15 +642,7 @@ mod tests {
         );
         let record = GroundRecord::new("receiver", 1, WatchSettings::default(), MS);
         let ground = vec![record.finish()];
-        let input = SortieInput {
-            sysid: 1,
-            gps: None,
-            boot_time_utc_us: None,
-            air: &air,
-            ground: &ground,
-            clock_error_override_ns: None,
-            dl_loss_s: None,
-        };
+        let input = input(1, None, &air, &ground);
         let sortie = assemble(&input);
         assert_eq!(sortie.used, None);
         let note = sortie.elapsed_only.as_deref().unwrap();
@@ -669,26 +664,9 @@ mod tests {
     fn a_record_of_another_vehicle_is_refused_naming_both() {
         let air = AirFacts::new("log.ulg", Vec::new());
         let mut record = GroundRecord::new("receiver", 1, WatchSettings::default(), MS);
-        record.receipt(
-            20,
-            1_000 * SECOND,
-            None,
-            "radio",
-            Cite::Line {
-                file: "r.jsonl".into(),
-                line: 1,
-            },
-        );
+        record.receipt(20, 1_000 * SECOND, None, "radio", line(1));
         let ground = vec![record.finish()];
-        let input = SortieInput {
-            sysid: 1,
-            gps: None,
-            boot_time_utc_us: None,
-            air: &air,
-            ground: &ground,
-            clock_error_override_ns: None,
-            dl_loss_s: None,
-        };
+        let input = input(1, None, &air, &ground);
         let refused = refusals(&input);
         assert_eq!(refused.len(), 1);
         assert_eq!(

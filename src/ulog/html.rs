@@ -229,12 +229,7 @@ pub fn report_file(
             progress: None,
         },
     )?;
-    let outliers: Vec<u64> = report
-        .findings
-        .iter()
-        .filter(|f| f.kind == "timestamp_outlier")
-        .map(|f| f.message)
-        .collect();
+    let outliers = report.outlier_messages();
     let mut collector = SeriesCollector::new(default_specs(), &outliers);
     let mut markers = Vec::new();
     let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;

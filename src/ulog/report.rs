@@ -73,6 +73,16 @@ pub struct Report {
 }
 
 impl Report {
+    /// The message numbers of the samples whose timestamps are not believed (the
+    /// `timestamp_outlier` findings): plots and timelines leave them out.
+    pub fn outlier_messages(&self) -> Vec<u64> {
+        self.findings
+            .iter()
+            .filter(|f| f.kind == "timestamp_outlier")
+            .map(|f| f.message)
+            .collect()
+    }
+
     /// An empty report for `file` with a status and reason; the caller fills in the rest.
     pub fn empty(file: &str, status: Status, reason: Option<String>) -> Report {
         Report {
