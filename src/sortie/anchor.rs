@@ -813,6 +813,41 @@ mod tests {
         assert!(line["title"].as_str().unwrap().contains("disagree by 30.0"));
     }
 
+    /// The worked example of `docs/sortie.md`: five SYSTEM_TIME receipts of R-0931's vehicle
+    /// (boot 14:13:11.286), delivered in 12 to 410 ms, on a receiver good to ±15 ms.
+    #[test]
+    fn docs_worked_example_of_the_ground_anchor() {
+        let boot = at("2026-09-24T14:13:11.286Z");
+        let sent = [(1_100_000, 12), (1_101_000, 230), (1_102_000, 40), (1_103_000, 95), (1_104_000, 410)];
+        let receipts: Vec<SystemTimeReceipt> = sent
+            .iter()
+            .map(|&(boot_ms, latency_ms)| receipt(boot, boot_ms, latency_ms * MS, 0))
+            .collect();
+        assert_eq!(receipts[0].recv_ns, at("2026-09-24T14:31:31.298Z"));
+        let fit = fit_ground(&receipts, None, 15 * MS).unwrap();
+        assert_eq!(fit.latency, Latency::Measured(410 * MS + MS / 2));
+        assert_eq!(fit.receipts_early_side, 5);
+        // At the receipts' median moment (boot + 1102 s) on the receiver's clock:
+        let own = fit.on_record_clock(fit.reference_boot_ns).unwrap();
+        assert_eq!(fit.reference_boot_ns, 1_102 * SECOND);
+        assert_eq!(own.hi - boot, 13_200_000, "12 ms, 1 ms of stamp, 0.2 ms of drift");
+        // The 410 ms delivery, less the p95 latency (410.5 ms measured, the stamp's millisecond
+        // taken at its middle), half the stamp's millisecond, time_boot_ms's millisecond.
+        assert_eq!(boot - own.lo, 2_200_000, "2 ms, 0.2 ms of drift");
+        assert_eq!(own.half_width(), 7_700_000);
+        assert_eq!(fit.utc(fit.reference_boot_ns).unwrap().half_width(), 22_700_000);
+        // At the gap of INC-0142 (boot + 1132.6 s), 30 s on: the drift allowed widens it.
+        let later = fit.on_record_clock(1_132_626 * MS).unwrap();
+        assert_eq!(later.hi - boot, 16_262_600);
+        assert_eq!(boot - later.lo, 4_862_600);
+        assert_eq!(later.half_width(), 10_562_600);
+        // The last heartbeat (stamped 14:32:03.912, so within that millisecond) on the boot
+        // clock, and the obstacle_distance stall at boot + 1132.793 s after it.
+        let heartbeat = at("2026-09-24T14:32:03.912Z") + MS / 2 - later.mid();
+        assert_eq!(heartbeat, 1_132_620_800_000);
+        assert_eq!(1_132_793_000_000 - heartbeat, 172_200_000);
+    }
+
     #[test]
     fn anchors_that_agree_give_the_tightest_and_none_gives_elapsed_time_only() {
         let boot = at("2026-09-24T14:13:11.286Z");
