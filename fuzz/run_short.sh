@@ -33,7 +33,8 @@ started=$SECONDS
 lock
 locked_at=$SECONDS
 if ! cargo fuzz --version >/dev/null 2>&1; then
-  cargo install cargo-fuzz --locked --quiet
+  # Into FOXBORNE_TOOLS_HOME when CI gives one (its CARGO_HOME is a fresh, empty one per run).
+  cargo install ${FOXBORNE_TOOLS_HOME:+--root "$FOXBORNE_TOOLS_HOME"} cargo-fuzz --locked --quiet
   echo "install cargo-fuzz: $((SECONDS - locked_at)) s"
 fi
 built_from=$SECONDS

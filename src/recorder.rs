@@ -261,12 +261,21 @@ fn write_tlog_record(out: &mut Vec<u8>, utc_ns: i64, frame: &Frame<'_>) {
     out.extend_from_slice(frame.bytes);
 }
 
-/// Monitors are fed the receipt time as the receive log states it (whole milliseconds), so
-/// `analyze` over the log reaches the same findings as the live daemon.
+/// The gap detector is fed the receipt time as the receive log states it (whole milliseconds),
+/// so `analyze` over the log reaches exactly the same gaps as the live daemon. The latency
+/// estimator gets the receiver's own nanosecond stamp: a loopback or a fast radio's latency is
+/// under a millisecond, and the millisecond text cannot show it (it read as negative).
 fn observe(link: LinkId, frame: &Frame<'_>, utc_ns: i64, observations: &mut Vec<MonitorInput>) {
-    let resolution = crate::monitor::input::RECEIVE_LOG_RESOLUTION_NS;
-    let utc_ns = utc_ns - utc_ns.rem_euclid(resolution);
-    observations.extend(MonitorInput::from_frame(link, frame, utc_ns, resolution));
+    use crate::monitor::input::{RECEIVER_STAMP_RESOLUTION_NS, RECEIVE_LOG_RESOLUTION_NS};
+    use crate::wire::fields::SYSTEM_TIME;
+    let input = match frame.msgid {
+        SYSTEM_TIME => MonitorInput::from_frame(link, frame, utc_ns, RECEIVER_STAMP_RESOLUTION_NS),
+        _ => {
+            let logged_ns = utc_ns - utc_ns.rem_euclid(RECEIVE_LOG_RESOLUTION_NS);
+            MonitorInput::from_frame(link, frame, logged_ns, RECEIVE_LOG_RESOLUTION_NS)
+        }
+    };
+    observations.extend(input);
 }
 
 #[cfg(test)]

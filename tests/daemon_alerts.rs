@@ -321,3 +321,107 @@ fn a_webhook_that_refuses_connections_does_not_delay_the_events_file() {
     d.wait_for("webhook delivery failing", WAIT);
     assert!(d.stop().success());
 }
+
+/// The latency events of one system, by time.
+fn latency_of(events: &[serde_json::Value], sysid: u64) -> Vec<serde_json::Value> {
+    events
+        .iter()
+        .filter(|e| e["kind"] == "latency" && e["sysid"] == sysid)
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn latency_is_never_negative_and_analyze_agrees_within_its_resolution() {
+    let Some(python) = common::python_with(&["pymavlink"]) else {
+        return;
+    };
+    let config = "data_dir = \"{dir}/data\"\nfsync_interval_s = 0.05\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n[[link]]\nname = \"junk\"\nudp = \"127.0.0.1:0\"\n[gap]\nthreshold_s = 3.0\n[latency]\nreport_interval_s = 2.0\n[http]\nlisten = \"127.0.0.1:0\"\n";
+    let mut d = Daemon::start("latency-agree", config);
+    let (radio, junk) = (d.udp_addr("radio1"), d.udp_addr("junk"));
+    d.wait_for("receiver started", WAIT);
+    let sender = std::process::Command::new(&python)
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/latency_sender.py"
+        ))
+        .args(["--port", &radio.port().to_string()])
+        .args(["--junk-port", &junk.port().to_string()])
+        .args(["--vehicles", "5", "--rate-hz", "2", "--duration-s", "9"])
+        .output()
+        .unwrap();
+    assert!(
+        sender.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sender.stderr)
+    );
+    assert!(d.stop().success());
+    let events: Vec<serde_json::Value> =
+        std::fs::read_to_string(d.dir.join("data/events/current.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+    let out = std::process::Command::new(common::binary())
+        .arg("analyze")
+        .arg(d.dir.join("data/receive/current.jsonl"))
+        .arg("--config")
+        .arg(d.dir.join("receiver.toml"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let offline: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut compared = 0;
+    for sysid in 11..=15 {
+        let (live, logged) = (latency_of(&events, sysid), latency_of(&offline, sysid));
+        // 9 s of SYSTEM_TIME, a report every 2 s from the first: four reports each.
+        assert!(live.len() >= 3, "sysid {sysid}: {live:#?}");
+        assert_eq!(live.len(), logged.len(), "sysid {sysid}");
+        for (l, o) in live.iter().zip(&logged) {
+            assert_eq!(
+                (&l["utc"], &l["count"]),
+                (&o["utc"], &o["count"]),
+                "{l} vs {o}"
+            );
+            // Loopback from a sender on this clock: on time, never early, never a clock offset.
+            assert!(
+                l["clock_offset_ms"].is_null() && o["clock_offset_ms"].is_null(),
+                "{l} {o}"
+            );
+            assert_eq!(l["resolution_ms"], 0.001, "{l}");
+            assert_eq!(o["resolution_ms"], 1.0, "{o}");
+            for figure in ["p50_ms", "p95_ms", "max_ms"] {
+                let live_ms = l[figure]
+                    .as_f64()
+                    .unwrap_or_else(|| panic!("{figure}: {l}"));
+                assert!(live_ms >= 0.001, "{figure} {live_ms} in {l}");
+                match o[figure].as_f64() {
+                    Some(ms) => assert!((ms - live_ms).abs() <= 1.0, "{l} vs {o}"),
+                    // Under the log's millisecond: the live figure is within it, give or take it.
+                    None => {
+                        assert!(
+                            o["below_resolution"]
+                                .as_array()
+                                .is_some_and(|b| b.iter().any(|f| f == figure)),
+                            "{o}"
+                        );
+                        assert!(live_ms < 2.0, "{l} vs {o}");
+                    }
+                }
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared >= 15, "{compared} reports compared");
+    // The junk on the other link is counted, never a receipt.
+    let junk_receipts = d.receipts().iter().filter(|r| r["link"] == "junk").count();
+    assert_eq!(junk_receipts, 0);
+}

@@ -1,6 +1,7 @@
-//! The HTTP port under pressure (issue 11), with receiving going on: 300 `/events` clients that
-//! never read and 300 slowloris connections must not stop `/healthz` answering, lose a receipt
-//! at 20,000 frames a second, or delay a gap alert; and with the descriptor limit at 1,024 and
+//! The HTTP port under pressure (issues 11, 23), with receiving going on and the shipped config's
+//! limits: 300 `/events` clients that never read and 300 slowloris connections from one peer
+//! must not stop `/healthz`, `/status`, `/metrics` or a new board client, lose a receipt at 20,000
+//! frames a second, or keep a gap alert from the clients that read; and with the descriptor limit at 1,024 and
 //! 1,100 connections knocking, the daemon must neither spin on failing accepts nor lose the
 //! descriptors it needs to rotate its files on SIGHUP. Figures (latencies under this load) are
 //! in BENCHMARKS.md; here only what must hold.
@@ -27,13 +28,6 @@ fn hb(sysid: u8, seq: u8) -> Vec<u8> {
     )
 }
 
-fn utc_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as i64
-}
-
 /// GET /healthz on a fresh connection: how long until the whole answer was read.
 fn healthz(http: &str) -> Duration {
     let started = Instant::now();
@@ -45,41 +39,101 @@ fn healthz(http: &str) -> Duration {
     started.elapsed()
 }
 
-#[test]
-fn silent_event_clients_and_slowloris_do_not_stop_health_receipts_or_alerts() {
-    common::raise_own_nofile();
-    let mut d = Daemon::start(
-        "pressure",
-        "data_dir = \"{dir}/data\"\nfsync_interval_s = 0.05\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n[gap]\nthreshold_s = 1.0\n[http]\nlisten = \"127.0.0.1:0\"\nmax_connections = 1024\n",
+/// How many of `sockets` the far end still holds open: each is read without blocking until it
+/// would block (open) or ends (closed by the daemon).
+fn held_open(sockets: &mut [TcpStream]) -> usize {
+    use std::io::Read;
+    let mut buf = [0u8; 4096];
+    sockets
+        .iter_mut()
+        .filter(|s| {
+            let mut s: &TcpStream = s;
+            s.set_nonblocking(true).unwrap();
+            loop {
+                match s.read(&mut buf) {
+                    Ok(0) => return false,
+                    Ok(_) => continue,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return true,
+                    Err(_) => return false,
+                }
+            }
+        })
+        .count()
+}
+
+/// The shipped `config/receiver.toml`, as is but for its addresses and data folder.
+fn shipped_config() -> String {
+    let shipped =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config/receiver.toml"))
+            .unwrap();
+    let config = shipped
+        .replace("data_dir = \"./data\"", "data_dir = \"{dir}/data\"")
+        .replace("udp = \"0.0.0.0:14550\"", "udp = \"127.0.0.1:0\"")
+        .replace("listen = \"127.0.0.1:9137\"", "listen = \"127.0.0.1:0\"");
+    assert!(
+        config.contains("{dir}/data") && config.matches("127.0.0.1:0").count() == 2,
+        "config/receiver.toml changed its addresses: {config}"
     );
-    let udp = d.udp_addr("radio1");
+    assert!(
+        !config.contains("\nmax_connections"),
+        "the shipped config sets max_connections"
+    );
+    config
+}
+
+#[test]
+fn a_peer_holding_streams_and_slowloris_leaves_room_for_short_requests_and_alerts() {
+    common::raise_own_nofile();
+    let mut d = Daemon::start("pressure", &shipped_config());
+    let udp = d.udp_addr("udp14550");
     let http = d.http_addr();
     d.wait_for("receiver started", WAIT);
+    // A client that reads, there before the pressure.
+    let watcher = SseClient::connect(&http, None);
 
-    // 300 event-stream clients that never read a byte.
+    // From one other peer: 300 event-stream clients that never read a byte, then 300 slowloris
+    // connections (a request head begun and never finished).
+    let hostile = [127, 0, 0, 2];
     let mut silent = Vec::new();
     for _ in 0..300 {
-        let mut s = TcpStream::connect(&http).unwrap();
+        let mut s = common::connect_from(hostile, &http);
         s.write_all(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             .unwrap();
         silent.push(s);
     }
-    // 300 slowloris connections: a request head begun and never finished.
     let mut slow = Vec::new();
     for _ in 0..300 {
-        let mut s = TcpStream::connect(&http).unwrap();
+        let mut s = common::connect_from(hostile, &http);
         s.write_all(b"GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
             .unwrap();
         slow.push(s);
     }
-    // The event clients are all attached before the load starts.
-    assert!(common::eventually(WAIT, || {
-        let status: serde_json::Value =
-            serde_json::from_str(&common::http_get(&http, "/status")).unwrap();
-        status["http"]["event_clients"].as_u64() >= Some(300)
-    }));
+    let http_status = |http: &str| -> serde_json::Value {
+        serde_json::from_str::<serde_json::Value>(&common::http_get(http, "/status")).unwrap()
+            ["http"]
+            .clone()
+    };
+    // The peer's streams past its limit were closed for its newer ones: of its 300, the daemon
+    // holds at most its 16 open; its idle connections past its limit went for newer ones too.
+    assert!(
+        common::eventually(WAIT, || held_open(&mut silent) <= 16),
+        "{} streams held; {}",
+        held_open(&mut silent),
+        http_status(&http)
+    );
+    let h = http_status(&http);
+    assert!(
+        h["event_clients_dropped"]["peer_limit"].as_u64() > Some(0),
+        "{h}"
+    );
+    assert!(
+        h["connections_closed"]["peer_limit"].as_u64() > Some(0),
+        "{h}"
+    );
+    assert!(h["event_clients"].as_u64() <= Some(16 + 1), "{h}");
+    assert!(h["connections_open"].as_u64() < Some(256), "{h}");
+    assert_eq!(h["event_clients_max"], 64, "{h}");
 
-    let watcher = SseClient::connect(&http, None);
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     // Sysid 50 is heard once and then goes quiet: its gap must open on time under load.
     sock.send_to(&hb(50, 0), udp).unwrap();
@@ -100,39 +154,51 @@ fn silent_event_clients_and_slowloris_do_not_stop_health_receipts_or_alerts() {
         }
         sent
     });
-    let mut probes: Vec<Duration> = (0..20)
-        .map(|_| {
-            let took = healthz(&http);
-            std::thread::sleep(Duration::from_millis(100)); // pacing the probes, not waiting on anything
-            took
-        })
-        .collect();
+    // Every short request is answered (figures under this load are in BENCHMARKS.md).
+    for _ in 0..20 {
+        let took = healthz(&http);
+        assert!(took < Duration::from_secs(2), "healthz took {took:?}");
+    }
+    for path in ["/status", "/metrics"] {
+        let answer = common::http_raw(
+            &http,
+            format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        );
+        assert_eq!(common::status_code(&answer), 200, "{path}: {answer:.300}");
+    }
+    let metrics = common::http_get(&http, "/metrics");
+    assert!(
+        metrics.contains("foxborne_event_clients_dropped_total{reason=\"peer_limit\"}"),
+        "{metrics:.2000}"
+    );
+    // A new board client gets its page and its stream.
+    let page = common::http_raw(
+        &http,
+        b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+    );
+    assert_eq!(common::status_code(&page), 200);
+    let board = SseClient::connect(&http, None);
     let sent = sender.join().unwrap();
 
-    let open = watcher.next(WAIT, |e| {
-        let v = e.json();
-        v["kind"] == "telemetry_gap" && v["sysid"] == 50 && v["state"] == "open"
-    });
-    let due =
-        foxborne_receiver::monitor::parse_utc_ns(open.json()["due_utc"].as_str().unwrap()).unwrap();
-    let open_at =
-        foxborne_receiver::monitor::parse_utc_ns(open.json()["utc"].as_str().unwrap()).unwrap();
-    assert!(
-        open_at - due < 1_000_000_000 && utc_ns() > due,
-        "the gap opened {} ms after it was due",
-        (open_at - due) / 1_000_000
-    );
-
-    probes.sort();
-    let median = probes[probes.len() / 2];
-    assert!(
-        median < Duration::from_millis(100),
-        "healthz median {median:?} ({probes:?})"
-    );
-    assert!(
-        probes.iter().all(|p| *p < Duration::from_secs(2)),
-        "{probes:?}"
-    );
+    // The alert reaches both clients that read.
+    for client in [&watcher, &board] {
+        let open = client.next(WAIT, |e| {
+            let v = e.json();
+            v["kind"] == "telemetry_gap" && v["sysid"] == 50 && v["state"] == "open"
+        });
+        let v = open.json();
+        let at =
+            |key: &str| foxborne_receiver::monitor::parse_utc_ns(v[key].as_str().unwrap()).unwrap();
+        // It opens once nothing came for the threshold after the last heartbeat.
+        let threshold_ns = (v["threshold_s"].as_f64().unwrap() * 1e9) as i64;
+        let late_ns = at("utc") - (at("last_recv_utc") + threshold_ns);
+        assert!(
+            (0..1_000_000_000).contains(&late_ns),
+            "the gap opened {} ms after its threshold: {v}",
+            late_ns / 1_000_000
+        );
+    }
 
     // Every frame sent is a receipt (plus sysid 50's one heartbeat).
     assert!(
@@ -142,13 +208,6 @@ fn silent_event_clients_and_slowloris_do_not_stop_health_receipts_or_alerts() {
         sent + 1
     );
     assert_eq!(common::receiver_dropped(&http), 0);
-    let status: serde_json::Value =
-        serde_json::from_str(&common::http_get(&http, "/status")).unwrap();
-    assert!(
-        status["http"]["connections_open"].as_u64() >= Some(300),
-        "{}",
-        status["http"]
-    );
     drop(silent);
     drop(slow);
     assert!(d.stop().success());

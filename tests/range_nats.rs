@@ -157,6 +157,100 @@ fn range_gaps(range: &Daemon) -> Vec<serde_json::Value> {
     events_of(range, "telemetry_gap")
 }
 
+fn utc_now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64
+}
+
+/// A site's `clock` event as its receiver publishes it, stamped `utc_ns` on the site's clock.
+fn clock_report(utc_ns: i64, state: &str, synchronised: bool) -> String {
+    format!(
+        r#"{{"utc":"{}","kind":"clock","state":"{state}","synchronised":{synchronised},"max_error_us":16000000}}"#,
+        foxborne_receiver::monitor::format_utc_ms(utc_ns)
+    )
+}
+
+/// The range's events files (day folder and name), `current.jsonl` aside.
+fn events_files(range: &Daemon) -> Vec<String> {
+    let root = range.dir.join("data/events");
+    let mut files = Vec::new();
+    for day in std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()) {
+        if day.is_dir() {
+            for file in std::fs::read_dir(&day).unwrap() {
+                let file = file.unwrap().path();
+                files.push(file.strip_prefix(&root).unwrap().display().to_string());
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn events_on_another_clock_a_day_or_a_year_off_stay_in_the_open_events_file() {
+    const DAY_NS: i64 = 86_400 * 1_000_000_000;
+    let store = tempfile::tempdir().unwrap();
+    let Some(nats) = Nats::start(store.path()) else {
+        return;
+    };
+    let range_config = format!(
+        "data_dir = \"{{dir}}/data\"\nfsync_interval_s = 0.05\n[range]\nnats_url = \"{}\"\nname = \"skew\"\n[http]\nlisten = \"127.0.0.1:0\"\n",
+        nats.url()
+    );
+    let first_day = utc_now_ns().div_euclid(DAY_NS);
+    let mut range = Daemon::start_verb("range-skew", "range", &range_config, &[], |_| {});
+    range.wait_for("range started", WAIT);
+    let current = range.dir.join("data/events/current.jsonl");
+    let opened = std::fs::read_link(&current).expect("current.jsonl after the start event");
+    // A site whose clock is a day behind, then a year ahead, a day ahead, a year behind: each
+    // report flips its NTP state, so each becomes a coverage event the range writes.
+    let now = utc_now_ns();
+    let skewed = [
+        (now - DAY_NS, "lost", false),
+        (now + 365 * DAY_NS, "regained", true),
+        (now + DAY_NS, "lost", false),
+        (now - 365 * DAY_NS, "regained", true),
+    ];
+    for (utc_ns, state, synchronised) in skewed {
+        nats.publish(
+            "foxborne.events.skewed.clock",
+            &clock_report(utc_ns, state, synchronised),
+        );
+    }
+    let relayed = || -> Vec<serde_json::Value> {
+        events_of(&range, "coverage")
+            .into_iter()
+            .filter(|e| {
+                e["site"] == "skewed" && e["state"].as_str().unwrap().ends_with("synchronised")
+            })
+            .collect()
+    };
+    assert!(
+        common::eventually(WAIT, || relayed().len() == skewed.len()),
+        "{:#?}",
+        relayed()
+    );
+    let last_day = utc_now_ns().div_euclid(DAY_NS);
+    // The events keep the site's times inside them...
+    let times: Vec<String> = relayed()
+        .iter()
+        .map(|e| e["utc"].as_str().unwrap().to_string())
+        .collect();
+    let sent: Vec<String> = skewed
+        .iter()
+        .map(|(utc, _, _)| foxborne_receiver::monitor::format_utc_ms(*utc))
+        .collect();
+    assert_eq!(times, sent);
+    // ...and are filed by the range's own clock: one file (two only if this test ran across
+    // UTC midnight), the one `current.jsonl` pointed at from the start.
+    let files = events_files(&range);
+    assert_eq!(files.len() as i64, 1 + (last_day - first_day), "{files:#?}");
+    assert_eq!(std::fs::read_link(&current).unwrap(), opened);
+    assert!(range.stop().success());
+}
+
 #[test]
 fn a_vehicle_heard_by_any_site_is_not_in_a_range_gap() {
     let store = tempfile::tempdir().unwrap();
@@ -251,7 +345,7 @@ fn a_vehicle_heard_by_any_site_is_not_in_a_range_gap() {
     for (state, synchronised) in [("regained", true), ("lost", false)] {
         nats.publish(
             "foxborne.events.south.clock",
-            &format!(r#"{{"utc":"2026-12-01T00:00:00.000Z","kind":"clock","state":"{state}","synchronised":{synchronised},"max_error_us":16000000}}"#),
+            &clock_report(utc_now_ns(), state, synchronised),
         );
     }
     assert!(common::eventually(WAIT, || {

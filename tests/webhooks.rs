@@ -363,3 +363,150 @@ url = "http://{refusing_addr}/alerts"
     assert!(d.stop().success());
     assert!(refusing.try_recv().is_err() && flaky.try_recv().is_err());
 }
+
+/// A self-signed certificate and key made as a range makes one, by `openssl req -x509` (CA:TRUE
+/// in OpenSSL's defaults): `(acceptor, certificate PEM path)`. None when openssl is missing.
+fn openssl_self_signed(
+    dir: &std::path::Path,
+    name: &str,
+) -> Option<(tokio_rustls::TlsAcceptor, std::path::PathBuf)> {
+    use rustls::pki_types::pem::PemObject;
+    let (cert, key) = (
+        dir.join(format!("{name}.pem")),
+        dir.join(format!("{name}.key")),
+    );
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args(["-nodes", "-days", "2", "-subj", "/CN=127.0.0.1", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output();
+    match made {
+        Ok(out) if out.status.success() => {}
+        Ok(out) => panic!(
+            "openssl req -x509: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(e) => {
+            assert!(
+                std::env::var("FOXBORNE_REQUIRE_FAULTS").as_deref() != Ok("1"),
+                "openssl is not installed: {e}"
+            );
+            eprintln!("SKIP: openssl is not installed ({e})");
+            return None;
+        }
+    }
+    let text = std::process::Command::new("openssl")
+        .args(["x509", "-noout", "-text", "-in"])
+        .arg(&cert)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&text.stdout).contains("CA:TRUE"),
+        "openssl's default self-signed certificate is a CA"
+    );
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(
+        vec![rustls::pki_types::CertificateDer::from_pem_file(&cert).unwrap()],
+        rustls::pki_types::PrivateKeyDer::from_pem_file(&key).unwrap(),
+    )
+    .unwrap();
+    Some((tokio_rustls::TlsAcceptor::from(Arc::new(config)), cert))
+}
+
+/// A webhook receiver with the self-signed certificate `openssl req -x509` makes, named as the
+/// webhook's `ca_file`: pinned, delivered to. Another self-signed certificate in `ca_file` is no
+/// way past the check: nothing is delivered to the same receiver.
+#[test]
+fn a_self_signed_openssl_certificate_in_ca_file_is_pinned() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let Some((acceptor, cert)) = openssl_self_signed(scratch.path(), "hook") else {
+        return;
+    };
+    let (_, other) = openssl_self_signed(scratch.path(), "other").unwrap();
+    let (addr, posted) = serve_http(&runtime, Some(acceptor));
+    let config = format!(
+        r#"data_dir = "{{dir}}/data"
+fsync_interval_s = 0.05
+[[link]]
+name = "radio1"
+udp = "127.0.0.1:0"
+[gap]
+threshold_s = 1.0
+[http]
+listen = "127.0.0.1:0"
+[[webhook]]
+name = "pinned"
+url = "https://{addr}/hooks"
+ca_file = "{cert}"
+[[webhook]]
+name = "stranger"
+url = "https://{addr}/hooks"
+ca_file = "{other}"
+"#,
+        cert = cert.display(),
+        other = other.display()
+    );
+    let mut d = Daemon::start("webhooks-pinned", &config);
+    let udp = d.udp_addr("radio1");
+    let http = d.http_addr();
+    d.wait_for("receiver started", WAIT);
+    UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .send_to(&hb(8, 0), udp)
+        .unwrap();
+    let open = posted
+        .recv_timeout(WAIT)
+        .expect("the pinned webhook got the open gap");
+    assert_eq!(
+        (&open.body["kind"], &open.body["state"]),
+        (&"telemetry_gap".into(), &"open".into())
+    );
+    let webhook = |name: &str| -> serde_json::Value {
+        let status: serde_json::Value =
+            serde_json::from_str(&common::http_get(&http, "/status")).unwrap();
+        status["webhooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["name"] == name)
+            .cloned()
+            .unwrap()
+    };
+    assert!(common::eventually(WAIT, || webhook("pinned")["sent"] == 1
+        && webhook("stranger")["failed_attempts"].as_u64() >= Some(1)));
+    // The stranger is refused, and the log says how to pin; the pinned one never failed.
+    let stranger = d.wait_for("webhook=stranger", WAIT);
+    assert!(
+        stranger.contains("CaUsedAsEndEntity")
+            && stranger.contains("name that very certificate in the webhook's ca_file"),
+        "{stranger}"
+    );
+    assert!(
+        !d.seen
+            .iter()
+            .any(|l| l.contains("webhook=pinned") && l.contains("failing")),
+        "{:#?}",
+        d.seen
+    );
+    assert_eq!(webhook("stranger")["sent"], 0);
+    assert!(d.stop().success());
+    assert!(
+        posted.try_recv().is_err(),
+        "the stranger's post got through"
+    );
+}

@@ -9,6 +9,32 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 
+/// The daemon under test: this build's, or `$FOXBORNE_BENCH_BINARY` (an earlier build, for
+/// figures side by side in one run).
+pub fn binary() -> PathBuf {
+    std::env::var_os("FOXBORNE_BENCH_BINARY")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_foxborne-receiver")))
+}
+
+/// A TCP connection to `to` from the loopback address `from`: another peer, as far as the
+/// daemon can tell (the whole of 127.0.0.0/8 is this host).
+pub fn connect_from(from: [u8; 4], to: &str) -> std::io::Result<TcpStream> {
+    use nix::sys::socket::{bind, connect, socket, AddressFamily, SockFlag, SockType, SockaddrIn};
+    use std::os::fd::AsRawFd;
+    let to: std::net::SocketAddrV4 = to.parse().expect("an IPv4 address:port");
+    let fd = socket(
+        AddressFamily::Inet,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )?;
+    let [a, b, c, d] = from;
+    bind(fd.as_raw_fd(), &SockaddrIn::new(a, b, c, d, 0))?;
+    connect(fd.as_raw_fd(), &SockaddrIn::from(to))?;
+    Ok(TcpStream::from(fd))
+}
+
 pub struct BenchDaemon {
     pub child: Child,
     pub dir: PathBuf,
@@ -48,7 +74,7 @@ impl BenchDaemon {
             ),
         )
         .unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_foxborne-receiver"))
+        let mut child = Command::new(binary())
             .args(["run", "--config"])
             .arg(dir.join("receiver.toml"))
             .stderr(Stdio::piped())

@@ -107,11 +107,35 @@ pub struct HttpSettings {
     #[serde(serialize_with = "set_or_not")]
     pub token: Option<String>,
     pub max_connections: usize,
+    /// Connections one client address may hold besides its event streams.
+    pub max_connections_per_peer: usize,
+    /// Event streams (`/events`, the board's) at once: below `max_connections`, so short
+    /// requests always have room.
+    pub max_streams: usize,
+    pub max_streams_per_peer: usize,
 }
 
 impl HttpSettings {
     /// The default cap on open connections (`http.max_connections`).
     pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+    /// The default streams per peer: a control-room PC's wall display and a few board tabs,
+    /// with room for reloads that leave their old stream behind.
+    pub const DEFAULT_MAX_STREAMS_PER_PEER: usize = 16;
+
+    /// The port's limits once the connection cap is known (`max_connections` lowered to fit
+    /// the descriptor limit): the others shrink with it, keeping streams below the cap.
+    pub fn limits(&self, cap: usize) -> crate::http::connections::Limits {
+        let cap = cap.max(1);
+        // In proportion to the cap as configured: a stream budget of a quarter stays a quarter.
+        let scaled = |n: usize| (n * cap / self.max_connections.max(1)).clamp(1, cap);
+        let max_streams = scaled(self.max_streams).min(cap.saturating_sub(1)).max(1);
+        crate::http::connections::Limits {
+            max_connections: cap,
+            max_connections_per_peer: scaled(self.max_connections_per_peer),
+            max_streams,
+            max_streams_per_peer: self.max_streams_per_peer.min(max_streams),
+        }
+    }
     /// The shortest token accepted: long enough that guessing it over the network is hopeless.
     pub const MIN_TOKEN_LEN: usize = 16;
 }
@@ -525,12 +549,53 @@ fn http_settings(
             ),
         ));
     }
+    let max_connections = raw
+        .max_connections
+        .map_or(HttpSettings::DEFAULT_MAX_CONNECTIONS, |m| m as usize);
+    let optional = |key: &str, value: Option<u64>| -> Result<Option<usize>, ConfigError> {
+        match value {
+            None => Ok(None),
+            Some(v) => ranges::check(key, v as f64)
+                .map(|()| Some(v as usize))
+                .map_err(|reason| invalid(key, reason)),
+        }
+    };
+    let max_connections_per_peer = optional(
+        "http.max_connections_per_peer",
+        raw.max_connections_per_peer,
+    )?
+    .unwrap_or((max_connections / 2).max(1));
+    if max_connections_per_peer > max_connections {
+        return Err(invalid(
+            "http.max_connections_per_peer",
+            format!(
+                "{max_connections_per_peer} is more than http.max_connections ({max_connections})"
+            ),
+        ));
+    }
+    let max_streams =
+        optional("http.max_streams", raw.max_streams)?.unwrap_or((max_connections / 4).max(1));
+    if max_connections > 1 && max_streams >= max_connections {
+        return Err(invalid(
+            "http.max_streams",
+            format!("{max_streams} leaves no room for short requests: give less than http.max_connections ({max_connections})"),
+        ));
+    }
+    let max_streams_per_peer = optional("http.max_streams_per_peer", raw.max_streams_per_peer)?
+        .unwrap_or(HttpSettings::DEFAULT_MAX_STREAMS_PER_PEER.min(max_streams));
+    if max_streams_per_peer > max_streams {
+        return Err(invalid(
+            "http.max_streams_per_peer",
+            format!("{max_streams_per_peer} is more than http.max_streams ({max_streams})"),
+        ));
+    }
     Ok(HttpSettings {
         listen,
         token,
-        max_connections: raw
-            .max_connections
-            .map_or(HttpSettings::DEFAULT_MAX_CONNECTIONS, |m| m as usize),
+        max_connections,
+        max_connections_per_peer,
+        max_streams,
+        max_streams_per_peer,
     })
 }
 
@@ -671,6 +736,21 @@ url = "http://127.0.0.1:9000/alerts"
                 err.contains(&format!("`{key}`")) && err.contains("out of range"),
                 "{text}: {err}"
             );
+        }
+        // Within range, but inconsistent with each other.
+        for (text, key) in [
+            ("[http]\nmax_streams = 256\n", "http.max_streams"),
+            (
+                "[http]\nmax_streams = 8\nmax_streams_per_peer = 9\n",
+                "http.max_streams_per_peer",
+            ),
+            (
+                "[http]\nmax_connections_per_peer = 257\n",
+                "http.max_connections_per_peer",
+            ),
+        ] {
+            let err = parse(&format!("{text}{link}")).unwrap_err().to_string();
+            assert!(err.contains(&format!("`{key}`")), "{text}: {err}");
         }
         for (extra, key) in [
             ("baud = 0\n", "link[0].baud"),
@@ -858,5 +938,34 @@ url = "http://127.0.0.1:9000/alerts"
         assert!(setting("LimitNOFILE") >= needs.descriptors);
         let twice = parse(&shipped.replace("buffer_mb = 256", "buffer_mb = 512")).unwrap();
         assert_eq!(twice.resource_bounds().memory_mb, 2 * 512 + 24 + 64 + 128);
+    }
+
+    #[test]
+    fn http_limits_keep_streams_below_the_cap_when_it_is_lowered() {
+        let config = parse(
+            "[[link]]\nname = \"r\"\nudp = \"127.0.0.1:0\"\n[http]\nmax_connections = 4096\n",
+        )
+        .unwrap();
+        let h = &config.http;
+        assert_eq!(
+            (
+                h.max_connections_per_peer,
+                h.max_streams,
+                h.max_streams_per_peer
+            ),
+            (2048, 1024, 16)
+        );
+        // The descriptor limit lowered the cap to 896: a quarter stays a quarter.
+        let limits = h.limits(896);
+        assert_eq!(
+            (
+                limits.max_connections,
+                limits.max_connections_per_peer,
+                limits.max_streams,
+                limits.max_streams_per_peer
+            ),
+            (896, 448, 224, 16)
+        );
+        assert_eq!(h.limits(1).max_streams, 1);
     }
 }

@@ -203,6 +203,9 @@ pub(super) struct RawHttp {
     pub(super) listen: String,
     pub(super) token: Option<String>,
     pub(super) max_connections: Option<u64>,
+    pub(super) max_connections_per_peer: Option<u64>,
+    pub(super) max_streams: Option<u64>,
+    pub(super) max_streams_per_peer: Option<u64>,
 }
 
 impl Default for RawHttp {
@@ -211,6 +214,9 @@ impl Default for RawHttp {
             listen: default_http(),
             token: None,
             max_connections: None,
+            max_connections_per_peer: None,
+            max_streams: None,
+            max_streams_per_peer: None,
         }
     }
 }

@@ -48,9 +48,10 @@ pub struct WebhookSettings {
     #[serde(serialize_with = "names_only")]
     pub headers: Vec<(String, String)>,
     pub ca_file: Option<PathBuf>,
-    /// The `ca_file` contents, read at load.
+    /// The `ca_file` certificates, read at load (trusted as roots, and each pinned as itself:
+    /// see `sink::webhook::tls`).
     #[serde(skip)]
-    pub ca_pem: Option<Vec<u8>>,
+    pub ca_certs: Vec<rustls::pki_types::CertificateDer<'static>>,
     pub timeout_s: f64,
     pub queue: usize,
 }
@@ -132,25 +133,9 @@ pub(super) fn parse_webhooks(
             })?;
             headers.push((name.clone(), value.clone()));
         }
-        let ca_pem = match &w.ca_file {
-            None => None,
-            Some(path) => {
-                let pem = std::fs::read(path).map_err(|e| {
-                    invalid(
-                        &key("ca_file"),
-                        format!("cannot read {}: {e}", path.display()),
-                    )
-                })?;
-                match reqwest::Certificate::from_pem_bundle(&pem) {
-                    Ok(certs) if !certs.is_empty() => Some(pem),
-                    _ => {
-                        return Err(invalid(
-                            &key("ca_file"),
-                            format!("{} holds no PEM certificate", path.display()),
-                        ))
-                    }
-                }
-            }
+        let ca_certs = match &w.ca_file {
+            None => Vec::new(),
+            Some(path) => read_certificates(path).map_err(|why| invalid(&key("ca_file"), why))?,
         };
         let mut name = w
             .name
@@ -171,7 +156,7 @@ pub(super) fn parse_webhooks(
             kinds,
             headers,
             ca_file: w.ca_file.clone(),
-            ca_pem,
+            ca_certs,
             timeout_s,
             queue: w.queue.unwrap_or(1024),
         });
@@ -197,6 +182,21 @@ fn parse_url(text: &str) -> Result<url::Url, String> {
         );
     }
     Ok(url)
+}
+
+/// The PEM certificates of a `ca_file`: at least one, every block readable.
+fn read_certificates(
+    path: &std::path::Path,
+) -> Result<Vec<rustls::pki_types::CertificateDer<'static>>, String> {
+    use rustls::pki_types::pem::PemObject;
+    let pem = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let certs = rustls::pki_types::CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("{}: not a readable PEM certificate ({e})", path.display()))?;
+    if certs.is_empty() {
+        return Err(format!("{} holds no PEM certificate", path.display()));
+    }
+    Ok(certs)
 }
 
 #[cfg(test)]
@@ -230,7 +230,7 @@ mod tests {
             kinds: vec!["telemetry_gap".into()],
             headers: vec![("Authorization".into(), "Bearer s3cret".into())],
             ca_file: None,
-            ca_pem: None,
+            ca_certs: Vec::new(),
             timeout_s: 5.0,
             queue: 1024,
         };

@@ -19,6 +19,10 @@ pub struct EventSink {
     pub webhooks: Vec<Webhook>,
     /// Held only for the moment an event is added or the history is written out.
     pub history: Arc<Mutex<BoardHistory>>,
+    /// The writer's own UTC clock, which picks the events file (day folder and name). An
+    /// event's `utc` may be another clock's (a site's, a vehicle's, a day or a year off): filed
+    /// by it, each such event would open a file of its own and move `current.jsonl`.
+    pub filing_clock: fn() -> i64,
 }
 
 impl EventSink {
@@ -29,14 +33,14 @@ impl EventSink {
     /// As [`EventSink::emit`], with the line as it is to be written (the `range` adds keys).
     pub fn emit_line(&self, event: &Event, line: String) {
         let line: Arc<str> = line.into();
-        let utc = event.utc().ns();
+        let filed_at = (self.filing_clock)();
         let mut bytes = Vec::with_capacity(line.len() + 1);
         bytes.extend_from_slice(line.as_bytes());
         bytes.push(b'\n');
         self.file.offer(Batch {
-            day: utc.div_euclid(NANOS_PER_DAY),
-            first_utc_ns: utc,
-            last_utc_ns: utc,
+            day: filed_at.div_euclid(NANOS_PER_DAY),
+            first_utc_ns: filed_at,
+            last_utc_ns: filed_at,
             lines: 1,
             bytes,
         });

@@ -18,7 +18,6 @@ pub mod udp;
 use crate::config::{Config, LinkTransport};
 use crate::http::event_log::{EventLog, RING_EVENTS};
 use crate::http::history::BoardHistory;
-use crate::http::{access::AccessPolicy, AppState, HttpCounters};
 use crate::link::LinkId;
 use crate::monitor::event::{ReceiverKind, ReceiverState};
 use crate::monitor::{ClockWatch, Event, ReceiverEvent, UtcTime, Watch};
@@ -128,33 +127,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     }
     drop(batch_tx);
 
-    let http_listener = tokio::net::TcpListener::bind(config.http.listen)
-        .await
-        .with_context(|| format!("http.listen: cannot listen on {}", config.http.listen))?;
-    let http_local = http_listener
-        .local_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
-    let nofile = crate::http::server::raise_nofile_limit();
-    let cap = crate::http::server::connection_cap(config.http.max_connections, nofile);
-    if cap < config.http.max_connections {
-        tracing::warn!(
-            max_connections = config.http.max_connections,
-            nofile,
-            cap,
-            "http.max_connections lowered to fit the file descriptor limit (LimitNOFILE), keeping {} for the daemon's files",
-            crate::http::server::RESERVED_FDS
-        );
-    }
-    tracing::info!(local = %http_local, max_connections = cap, token = config.http.token.is_some(), "http listening (/events /status /metrics /healthz)");
     let event_log = Arc::new(EventLog::new(
         format!("{:x}", started_utc_ns / 1_000),
         RING_EVENTS,
     ));
-    let http_counters = Arc::new(HttpCounters::default());
-    http_counters
-        .connections_max
-        .store(cap as u64, std::sync::atomic::Ordering::Relaxed);
     let (published, status) = watch::channel(Arc::new(StatusSnapshot::default()));
     let publish_stats = config.publish.as_ref().map(|p| {
         Arc::new(crate::publish::PublishStats {
@@ -163,25 +139,17 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         })
     });
     let history = Arc::new(std::sync::Mutex::new(BoardHistory::default()));
-    let app = crate::http::router(AppState {
-        events: event_log.clone(),
-        history: history.clone(),
-        status,
-        access: Arc::new(AccessPolicy::new(
-            config.http.listen,
-            config.http.token.clone(),
-        )),
-        counters: http_counters.clone(),
-        publish: publish_stats.clone(),
-        shutdown: shutdown_rx.clone(),
-    });
-    let http_task = tokio::spawn(crate::http::server::serve(
-        http_listener,
-        app,
-        cap,
-        http_counters,
-        shutdown_rx.clone(),
-    ));
+    let http_task = crate::http::start(
+        &config.http,
+        crate::http::Served {
+            events: event_log.clone(),
+            history: history.clone(),
+            status,
+            publish: publish_stats.clone(),
+            shutdown: shutdown_rx.clone(),
+        },
+    )
+    .await?;
 
     let fsync = Duration::from_secs_f64(config.fsync_interval_s);
     // One rotating file set under <data_dir>/<folder>, with its own writer thread.
@@ -216,6 +184,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         sse: event_log,
         webhooks,
         history,
+        filing_clock: clock::utc_ns,
     };
     events.emit(&Event::from(ReceiverEvent {
         utc: UtcTime(started_utc_ns),

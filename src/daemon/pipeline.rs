@@ -15,6 +15,7 @@ use super::scan::{LinkBatch, LinkNote, SequenceFigures};
 use crate::link::LinkId;
 use crate::monitor::event::{DroppedKind, LinkKind as LinkEventKind, LinkState as LinkEventState};
 use crate::monitor::heartbeat::{describe, LastHeartbeat};
+use crate::monitor::latency::LatencyEstimate;
 use crate::monitor::{
     format_utc_ms, watermark, ClockWatch, DroppedEvent, Event, EventOrder, LinkEvent, UtcTime,
     Watch,
@@ -391,7 +392,9 @@ impl Pipeline {
             .into_iter()
             .map(|v| {
                 let latency = self.watch.latency.estimate(v.sysid, now_ns);
-                let on_utc = latency.filter(|l| l.clock_offset_ns.is_none());
+                let as_latency = |figure: fn(&LatencyEstimate) -> i64| {
+                    latency.and_then(|l| l.as_latency_ns(figure(&l))).map(ms)
+                };
                 let (received, lost) = loss_by_sysid.get(&v.sysid).copied().unwrap_or_default();
                 let heartbeats = self.watch.heartbeats.get(v.sysid);
                 VehicleSnapshot {
@@ -405,9 +408,10 @@ impl Pipeline {
                         .open_gap
                         .as_ref()
                         .and_then(|g| serde_json::to_value(g).ok()),
-                    latency_p50_ms: on_utc.map(|l| ms(l.p50_ns)),
-                    latency_p95_ms: on_utc.map(|l| ms(l.p95_ns)),
-                    latency_max_ms: on_utc.map(|l| ms(l.max_ns)),
+                    latency_p50_ms: as_latency(|l| l.p50_ns),
+                    latency_p95_ms: as_latency(|l| l.p95_ns),
+                    latency_max_ms: as_latency(|l| l.max_ns),
+                    latency_resolution_ms: latency.map(|l| ms(l.resolution_ns)),
                     clock_offset_ms: latency.and_then(|l| l.clock_offset_ns).map(ms),
                     latency_histogram: self.watch.latency.histogram(v.sysid).map(|h| h.snapshot()),
                     loss_percent: if received + lost == 0 {

@@ -217,6 +217,8 @@ mod tests {
             p95_ms: Some(p50 * 2.0),
             max_ms: Some(p50 * 3.0),
             clock_offset_ms: None,
+            resolution_ms: 0.001,
+            below_resolution: Vec::new(),
             window_s: 60.0,
             synchronised: None,
             max_error_us: None,

@@ -7,6 +7,7 @@
 pub mod access;
 mod board;
 pub mod client;
+pub mod connections;
 pub mod deadline;
 pub mod event_log;
 pub mod history;
@@ -36,7 +37,19 @@ pub struct HttpCounters {
     pub refused_host: AtomicU64,
     pub refused_token: AtomicU64,
     pub event_clients: AtomicU64,
+    /// The event streams' budget (`http.max_streams`).
+    pub event_clients_max: AtomicU64,
     pub lagged: AtomicU64,
+    /// Streams closed for a newer one of the same peer, past `http.max_streams_per_peer`.
+    pub event_clients_closed_peer_limit: AtomicU64,
+    /// Streams refused (503): the budget was spent by other peers.
+    pub event_clients_refused: AtomicU64,
+    /// Connections between requests closed to make room: their peer was at
+    /// `http.max_connections_per_peer`, or the port at `http.max_connections`.
+    pub connections_closed_peer_limit: AtomicU64,
+    pub connections_closed_cap: AtomicU64,
+    /// Connections closed at once: every one of their peer's was answering a request.
+    pub connections_refused: AtomicU64,
     /// Shared with every connection's write deadline.
     pub write_timeouts: Arc<AtomicU64>,
 }
@@ -58,11 +71,26 @@ impl HttpCounters {
             ]
             .into(),
             event_clients: get(&self.event_clients),
+            event_clients_max: get(&self.event_clients_max),
             event_clients_dropped: [
                 ("lagged".to_string(), get(&self.lagged)),
                 ("write_timeout".to_string(), get(&self.write_timeouts)),
+                (
+                    "peer_limit".to_string(),
+                    get(&self.event_clients_closed_peer_limit),
+                ),
             ]
             .into(),
+            event_clients_refused: get(&self.event_clients_refused),
+            connections_closed: [
+                (
+                    "peer_limit".to_string(),
+                    get(&self.connections_closed_peer_limit),
+                ),
+                ("cap".to_string(), get(&self.connections_closed_cap)),
+            ]
+            .into(),
+            connections_refused: get(&self.connections_refused),
         }
     }
 }
@@ -79,6 +107,68 @@ pub struct AppState {
     /// Publishing's counters, when `[publish]` is set.
     pub publish: Option<Arc<crate::publish::PublishStats>>,
     pub shutdown: watch::Receiver<bool>,
+}
+
+/// What the HTTP face serves, made by its owner (the daemon, or the range view).
+pub struct Served {
+    pub events: Arc<EventLog>,
+    pub history: Arc<Mutex<history::BoardHistory>>,
+    pub status: watch::Receiver<Arc<StatusSnapshot>>,
+    pub publish: Option<Arc<crate::publish::PublishStats>>,
+    pub shutdown: watch::Receiver<bool>,
+}
+
+/// Binds `settings.listen` and serves `served` there: the one bring-up of the HTTP port for the
+/// daemon and the range. The connection cap is lowered to fit the descriptor limit (said so).
+/// The task it returns ends after the shutdown drain.
+pub async fn start(
+    settings: &crate::config::HttpSettings,
+    served: Served,
+) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    use anyhow::Context;
+    let listener = tokio::net::TcpListener::bind(settings.listen)
+        .await
+        .with_context(|| format!("http.listen: cannot listen on {}", settings.listen))?;
+    let local = listener
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    let nofile = server::raise_nofile_limit();
+    let cap = server::connection_cap(settings.max_connections, nofile);
+    if cap < settings.max_connections {
+        tracing::warn!(
+            max_connections = settings.max_connections,
+            nofile,
+            cap,
+            "http.max_connections lowered to fit the file descriptor limit (LimitNOFILE), keeping {} for the daemon's files",
+            server::RESERVED_FDS
+        );
+    }
+    let limits = settings.limits(cap);
+    tracing::info!(
+        local = %local,
+        max_connections = cap,
+        max_streams = limits.max_streams,
+        token = settings.token.is_some(),
+        "http listening (/events /status /metrics /healthz)"
+    );
+    let counters = Arc::new(HttpCounters::default());
+    let connections = server::Connections::new(limits, counters.clone());
+    let app = router(AppState {
+        events: served.events,
+        history: served.history,
+        status: served.status,
+        access: Arc::new(AccessPolicy::new(settings.listen, settings.token.clone())),
+        counters,
+        publish: served.publish,
+        shutdown: served.shutdown.clone(),
+    });
+    Ok(tokio::spawn(server::serve(
+        listener,
+        app,
+        connections,
+        served.shutdown,
+    )))
 }
 
 /// Requests other than `/events` must be answered within this.
@@ -102,7 +192,18 @@ pub fn router(state: AppState) -> axum::Router {
             state.clone(),
             check_access,
         ))
+        .layer(axum::middleware::from_fn(answering))
         .with_state(state)
+}
+
+/// Marks the connection as answering a request while its response is made, so it is not
+/// closed to make room meanwhile (see [`connections`]).
+async fn answering(request: Request, next: Next) -> Response {
+    let _answering = request
+        .extensions()
+        .get::<server::ConnectionHandle>()
+        .map(server::ConnectionHandle::request);
+    next.run(request).await
 }
 
 async fn check_access(State(app): State<AppState>, request: Request, next: Next) -> Response {

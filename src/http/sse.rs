@@ -2,13 +2,18 @@
 //! alerts live), each with an `id:`; `Last-Event-ID` resumes from the event log's ring. A
 //! keep-alive comment every 15 s lets clients and proxies tell a quiet range from a dead
 //! connection. A client that falls more than the live buffer behind is cut off (it reconnects
-//! and is replayed); one that stops reading altogether is cut off by the write timeout.
+//! and is replayed); one that stops reading altogether is cut off by the write timeout. A stream
+//! holds a place in the port's stream budget ([`super::connections`]) while it lasts: past its
+//! peer's limit the peer's oldest stream is closed, past the whole budget the answer is 503.
 
 use super::event_log::{EventLog, Numbered, Subscription};
+use super::server::{ConnectionHandle, StreamGuard};
 use super::AppState;
 use axum::extract::State;
-use axum::http::HeaderMap;
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::Extension;
 use std::convert::Infallible;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -18,10 +23,30 @@ use tokio::sync::{broadcast, watch};
 
 const KEEPALIVE: Duration = Duration::from_secs(15);
 
+/// Seconds a refused client is told to wait before it asks again.
+const RETRY_AFTER_S: &str = "10";
+
 pub async fn events(
     State(app): State<AppState>,
+    connection: Option<Extension<ConnectionHandle>>,
     headers: HeaderMap,
-) -> Sse<impl futures_util::Stream<Item = Result<Event, Infallible>>> {
+) -> Response {
+    // Without a connection handle (a router driven directly, not through the server) there is
+    // no budget to keep.
+    let place = match connection {
+        Some(Extension(connection)) => match connection.open_stream() {
+            Some(place) => Some(place),
+            None => {
+                return (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    [(header::RETRY_AFTER, RETRY_AFTER_S)],
+                    "every event stream this port allows is taken (http.max_streams); try again later\n",
+                )
+                    .into_response()
+            }
+        },
+        None => None,
+    };
     let last_event_id = headers.get("last-event-id").and_then(|v| v.to_str().ok());
     let Subscription {
         replay,
@@ -48,10 +73,13 @@ pub async fn events(
         log: app.events.clone(),
         shutdown: app.shutdown.clone(),
         counters: app.counters.clone(),
+        _place: place,
     };
     app.counters.event_clients.fetch_add(1, Ordering::Relaxed);
     let stream = futures_util::stream::unfold(client, Client::next);
-    Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEPALIVE).text("keepalive"))
+    Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(KEEPALIVE).text("keepalive"))
+        .into_response()
 }
 
 fn numbered(log: &EventLog, event: &Numbered) -> Event {
@@ -64,6 +92,8 @@ struct Client {
     log: Arc<EventLog>,
     shutdown: watch::Receiver<bool>,
     counters: Arc<super::HttpCounters>,
+    /// The stream's place in the budget, given back when the client goes.
+    _place: Option<StreamGuard>,
 }
 
 impl Drop for Client {

@@ -150,6 +150,13 @@ pub struct LatencyEvent {
     pub max_ms: Option<f64>,
     /// The window's median when it says the vehicle clock is off UTC; null otherwise.
     pub clock_offset_ms: Option<f64>,
+    /// The finest latency the samples can show, ms: 1 from a receive log's millisecond stamps,
+    /// 0.001 live (the vehicle's `time_unix_usec` counts microseconds).
+    pub resolution_ms: f64,
+    /// The figures (`p50_ms`, `p95_ms`, `max_ms`) under the resolution: null above, since a
+    /// message cannot arrive before it was sent and the stamps cannot tell less.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub below_resolution: Vec<String>,
     /// The configured window length in seconds.
     pub window_s: f64,
     /// The receiver's kernel clock: synchronised by NTP or not (when known).
@@ -504,6 +511,8 @@ mod tests {
             p95_ms: Some(40.0),
             max_ms: Some(41.0),
             clock_offset_ms: None,
+            resolution_ms: 0.001,
+            below_resolution: Vec::new(),
             window_s: 60.0,
             synchronised: None,
             max_error_us: None,
@@ -512,7 +521,7 @@ mod tests {
             Event::from(event).to_json_line(),
             concat!(
                 r#"{"utc":"1970-01-01T00:00:00.000Z","kind":"latency","sysid":1,"count":3,"#,
-                r#""p50_ms":12.5,"p95_ms":40.0,"max_ms":41.0,"clock_offset_ms":null,"window_s":60.0}"#
+                r#""p50_ms":12.5,"p95_ms":40.0,"max_ms":41.0,"clock_offset_ms":null,"resolution_ms":0.001,"window_s":60.0}"#
             )
         );
     }

@@ -31,6 +31,8 @@ pub enum MonitorInput {
 
 /// A receive-log stamp's resolution: whole milliseconds.
 pub const RECEIVE_LOG_RESOLUTION_NS: i64 = 1_000_000;
+/// The live receiver's own stamp (`CLOCK_REALTIME` at the read): nanoseconds.
+pub const RECEIVER_STAMP_RESOLUTION_NS: i64 = 1;
 /// A `.tlog` stamp's resolution: microseconds.
 pub const TLOG_RESOLUTION_NS: i64 = 1_000;
 

@@ -7,7 +7,11 @@
 //!
 //! Rules and decisions:
 //! - A sample is `recv_utc - time_unix_usec`, exact in nanoseconds; `time_unix_usec == 0` (the
-//!   vehicle has no time yet) is skipped.
+//!   vehicle has no time yet) is skipped. A receipt stamp recorded to a resolution (whole
+//!   milliseconds in a receive log, microseconds in a `.tlog`, nanoseconds live) stands for the
+//!   interval that follows it, so the sample takes its middle. A sample can be no finer than the
+//!   coarser of that resolution and `time_unix_usec`'s microsecond: the window's
+//!   **resolution**, stated in every report.
 //! - The window keeps the newest `window_max_samples` samples received within `window_ns` of the
 //!   newest receipt (or of the report time when reporting).
 //! - Quantiles are nearest-rank on the sorted window, index `min(n-1, floor(p*(n-1) + 0.5))`,
@@ -16,8 +20,10 @@
 //! - A vehicle clock plainly off UTC is reported as `clock_offset_ms` (the window's median) with
 //!   the latency figures null: when the median is above `offset_bound_ns` (default 2 s: no radio
 //!   link takes that long, while real logs show vehicle clocks 4.6 s, 1,705 s and 3 days off), or
-//!   below `-negative_tolerance_ns` (default 100 ms: a message cannot arrive before it was sent,
-//!   beyond the two clocks' errors).
+//!   below minus the resolution (a message cannot arrive before it was sent: a median that says
+//!   it did, by more than the stamps can blur, says the two clocks disagree).
+//! - A report never shows a negative latency as latency: a figure under the resolution (a
+//!   negative one within it included) is `null` and named in `below_resolution`.
 //! - The window restarts for a system when it reboots and when its clock steps: samples from
 //!   before describe a different clock. A reboot is `time_boot_ms` going back by more than
 //!   `reboot_tolerance_ms` (default 10 s: `nodemavlink_vtol.tlog` delivers SYSTEM_TIME up to
@@ -27,8 +33,9 @@
 //!   a reboot moves it by the uptime, so this also catches a reboot after a short uptime (then
 //!   reported as a reboot, since `time_boot_ms` went back).
 //! - Every sample also goes into the system's cumulative [`LatencyHistogram`] (never reset, so
-//!   `/metrics` counters only grow), unless the sample alone is outside the bounds a link can
-//!   have (above `offset_bound_ns`, below `-negative_tolerance_ns`): that is a clock offset.
+//!   `/metrics` counters only grow; one below zero within the resolution as zero), unless the
+//!   sample alone is outside the bounds a link can have (above `offset_bound_ns`, below minus
+//!   the resolution): that is a clock offset.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -46,8 +53,6 @@ pub struct LatencyConfig {
     pub window_ns: i64,
     /// A median above this is a vehicle clock offset, not latency (default 2 s).
     pub offset_bound_ns: i64,
-    /// A median below minus this is a vehicle clock offset (default 100 ms).
-    pub negative_tolerance_ns: i64,
     /// `time_boot_ms` must go back by more than this to count as a reboot (default 10 s).
     pub reboot_tolerance_ms: u32,
     /// The vehicle's implied boot time moving by more than this is a clock step (default 2 s).
@@ -60,7 +65,6 @@ impl Default for LatencyConfig {
             window_max_samples: 600,
             window_ns: 60 * NANOS_PER_SECOND,
             offset_bound_ns: 2 * NANOS_PER_SECOND,
-            negative_tolerance_ns: 100 * NANOS_PER_MILLI,
             reboot_tolerance_ms: 10_000,
             clock_step_bound_ns: 2 * NANOS_PER_SECOND,
         }
@@ -85,6 +89,9 @@ pub struct SampleOutcome {
     pub restarted: Option<WindowRestart>,
 }
 
+/// `time_unix_usec` counts microseconds: no sample is finer than that.
+pub const VEHICLE_CLOCK_RESOLUTION_NS: i64 = 1_000;
+
 /// The window's figures for one system, in nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LatencyEstimate {
@@ -96,14 +103,23 @@ pub struct LatencyEstimate {
     /// `Some(median)` when the median says the vehicle clock is off UTC: then the other figures
     /// measure that offset, not latency.
     pub clock_offset_ns: Option<i64>,
+    /// The finest difference the window's samples can show (see the module documentation).
+    pub resolution_ns: i64,
 }
 
 impl LatencyEstimate {
-    /// The latency at the 95th percentile, unless the figures are a clock offset.
+    /// A figure as latency: `None` when the figures are a clock offset or the figure is under
+    /// the resolution (which a negative one within it is).
+    pub fn as_latency_ns(&self, figure_ns: i64) -> Option<i64> {
+        (self.clock_offset_ns.is_none() && figure_ns >= self.resolution_ns).then_some(figure_ns)
+    }
+
+    /// The latency at the 95th percentile for a send window, unless the figures are a clock
+    /// offset: never below zero (under the resolution it is as good as none).
     pub fn latency_p95_ns(&self) -> Option<i64> {
         match self.clock_offset_ns {
             Some(_) => None,
-            None => Some(self.p95_ns),
+            None => Some(self.p95_ns.max(0)),
         }
     }
 }
@@ -134,6 +150,8 @@ struct SystemClock {
     boot_ms: Option<u32>,
     /// The vehicle's implied boot instant, `time_unix_usec/1000 - time_boot_ms`, in ms.
     boot_epoch_ms: Option<i64>,
+    /// The coarsest receipt-stamp resolution among the window's samples.
+    stamp_resolution_ns: i64,
 }
 
 /// The SYSTEM_TIME latency estimator. See the module documentation for the rules.
@@ -158,14 +176,20 @@ impl LatencyEstimator {
         &self.config
     }
 
-    /// A SYSTEM_TIME from `sysid` was received at `recv_utc_ns`.
+    /// A SYSTEM_TIME from `sysid` was received at `recv_utc_ns`, a stamp recorded to
+    /// `resolution_ns` (the receipt happened in `[recv_utc_ns, recv_utc_ns + resolution_ns)`).
     pub fn observe(
         &mut self,
         sysid: u8,
         recv_utc_ns: i64,
+        resolution_ns: i64,
         time_unix_usec: u64,
         time_boot_ms: u32,
     ) -> SampleOutcome {
+        let resolution_ns = resolution_ns.max(1);
+        // The middle of the interval the stamp stands for: taking its start read a loopback
+        // latency off a millisecond receive log as -0.4 ms.
+        let recv_utc_ns = recv_utc_ns.saturating_add(resolution_ns / 2);
         let config = &self.config;
         let clock = self.systems.entry(sysid).or_default();
         let mut restarted = None;
@@ -214,13 +238,18 @@ impl LatencyEstimator {
         // i128: a garbage time_unix_usec must saturate, not wrap.
         let latency = i128::from(recv_utc_ns) - i128::from(time_unix_usec) * 1_000;
         let latency_ns = latency.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+        if clock.samples.is_empty() {
+            clock.stamp_resolution_ns = 0;
+        }
+        clock.stamp_resolution_ns = clock.stamp_resolution_ns.max(resolution_ns);
         clock.samples.push_back((recv_utc_ns, latency_ns));
         prune(config, clock, recv_utc_ns);
-        if latency_ns <= config.offset_bound_ns && latency_ns >= -config.negative_tolerance_ns {
+        let sample_resolution_ns = resolution_ns.max(VEHICLE_CLOCK_RESOLUTION_NS);
+        if latency_ns <= config.offset_bound_ns && latency_ns >= -sample_resolution_ns {
             self.histograms
                 .entry(sysid)
                 .or_default()
-                .observe(latency_ns);
+                .observe(latency_ns.max(0));
         }
         SampleOutcome {
             recorded: true,
@@ -249,8 +278,8 @@ impl LatencyEstimator {
         }
         latencies.sort_unstable();
         let p50_ns = nearest_rank(&latencies, 0.5);
-        let off_utc =
-            p50_ns > self.config.offset_bound_ns || p50_ns < -self.config.negative_tolerance_ns;
+        let resolution_ns = clock.stamp_resolution_ns.max(VEHICLE_CLOCK_RESOLUTION_NS);
+        let off_utc = p50_ns > self.config.offset_bound_ns || p50_ns < -resolution_ns;
         Some(LatencyEstimate {
             count: latencies.len(),
             min_ns: latencies[0],
@@ -258,6 +287,7 @@ impl LatencyEstimator {
             p95_ns: nearest_rank(&latencies, 0.95),
             max_ns: latencies[latencies.len() - 1],
             clock_offset_ns: off_utc.then_some(p50_ns),
+            resolution_ns,
         })
     }
 
@@ -274,8 +304,18 @@ impl LatencyEstimator {
             .into_iter()
             .filter_map(|sysid| {
                 let estimate = self.estimate(sysid, now_ns)?;
-                let latency_ms =
-                    |ns: i64| estimate.clock_offset_ns.is_none().then(|| ns_to_millis(ns));
+                let latency_ms = |ns: i64| estimate.as_latency_ns(ns).map(ns_to_millis);
+                let below_resolution = [
+                    ("p50_ms", estimate.p50_ns),
+                    ("p95_ms", estimate.p95_ns),
+                    ("max_ms", estimate.max_ns),
+                ]
+                .into_iter()
+                .filter(|&(_, ns)| {
+                    estimate.clock_offset_ns.is_none() && ns < estimate.resolution_ns
+                })
+                .map(|(name, _)| name.to_string())
+                .collect();
                 Some(LatencyEvent {
                     utc: UtcTime(now_ns),
                     kind: LatencyKind,
@@ -285,6 +325,8 @@ impl LatencyEstimator {
                     p95_ms: latency_ms(estimate.p95_ns),
                     max_ms: latency_ms(estimate.max_ns),
                     clock_offset_ms: estimate.clock_offset_ns.map(ns_to_millis),
+                    resolution_ms: ns_to_millis(estimate.resolution_ns),
+                    below_resolution,
                     window_s: ns_to_seconds(self.config.window_ns),
                     synchronised: clock.map(|status| status.synchronised),
                     max_error_us: clock.map(|status| status.max_error_us),
@@ -341,7 +383,7 @@ mod tests {
             recv = T0 + k as i64 * SECOND;
             let sent_us = (recv - latency_ms * MS) / 1_000;
             let boot_ms = 100_000 + k as u32 * 1_000;
-            let seen = estimator.observe(sysid, recv, sent_us as u64, boot_ms);
+            let seen = estimator.observe(sysid, recv, 1, sent_us as u64, boot_ms);
             assert_eq!(seen.restarted, None, "sample {k}");
         }
         recv
@@ -385,7 +427,13 @@ mod tests {
         // A sample 3 s late, and one 500 ms early, are clock offsets, not latency.
         for offset_ms in [3_000, -500] {
             let recv = T0 + 5 * SECOND;
-            estimator.observe(1, recv, ((recv - offset_ms * MS) / 1_000) as u64, 105_000);
+            estimator.observe(
+                1,
+                recv,
+                1,
+                ((recv - offset_ms * MS) / 1_000) as u64,
+                105_000,
+            );
         }
         let h = estimator.histogram(1).unwrap().snapshot();
         assert_eq!(h.count, 3);
@@ -394,6 +442,7 @@ mod tests {
         let seen = estimator.observe(
             1,
             T0 + 10 * SECOND,
+            1,
             ((T0 + 10 * SECOND) / 1_000) as u64 - 30_000,
             5,
         );
@@ -453,8 +502,8 @@ mod tests {
             );
             assert_eq!(estimator.send_window(10, now, 15 * MS), None);
         }
-        // Real latencies, including a little negative within the clocks' errors, stay latency.
-        for latency_ms in [412, 1_900, -50] {
+        // Real latencies stay latency.
+        for latency_ms in [412, 1_900] {
             let mut estimator = LatencyEstimator::default();
             let now = feed_latencies(&mut estimator, 10, &[latency_ms; 20]);
             assert_eq!(
@@ -463,12 +512,99 @@ mod tests {
                 "{latency_ms} ms"
             );
         }
+        // A message cannot arrive before it was sent: 50 ms early is the clocks disagreeing.
+        let mut estimator = LatencyEstimator::default();
+        let now = feed_latencies(&mut estimator, 10, &[-50; 20]);
+        let event = &estimator.report(now, None)[0];
+        assert_eq!(event.clock_offset_ms, Some(-50.0));
+        assert_eq!(event.p50_ms, None);
+    }
+
+    /// One SYSTEM_TIME a second, sent `latency_us` before it was received at `recv`, stamped
+    /// to `resolution_ns` (the stamp is the receipt time rounded down to it).
+    fn feed_stamped(
+        estimator: &mut LatencyEstimator,
+        latencies_us: &[i64],
+        resolution_ns: i64,
+    ) -> i64 {
+        let mut now = T0;
+        for (k, &latency_us) in latencies_us.iter().enumerate() {
+            // Received 0.9 ms into a millisecond: the worst case for a millisecond stamp.
+            let recv = T0 + k as i64 * SECOND + 900_000;
+            let stamp = recv - recv.rem_euclid(resolution_ns);
+            let sent_us = (recv - latency_us * 1_000) / 1_000;
+            estimator.observe(
+                1,
+                stamp,
+                resolution_ns,
+                sent_us as u64,
+                100_000 + k as u32 * 1_000,
+            );
+            now = stamp;
+        }
+        now
+    }
+
+    #[test]
+    fn a_report_never_shows_a_negative_latency_as_latency() {
+        // Loopback: 50 to 300 µs. From nanosecond stamps: the figures, at a microsecond's
+        // resolution.
+        let latencies_us = [50, 120, 300, 80, 200];
+        let mut live = LatencyEstimator::default();
+        let now = feed_stamped(&mut live, &latencies_us, 1);
+        let event = &live.report(now, None)[0];
+        assert_eq!(
+            (
+                event.p50_ms,
+                event.p95_ms,
+                event.max_ms,
+                event.resolution_ms
+            ),
+            (Some(0.12), Some(0.3), Some(0.3), 0.001)
+        );
+        assert!(event.below_resolution.is_empty());
+        // From the receive log's whole milliseconds the same traffic reads 0.4 ms low (the
+        // stamp's middle, 0.5 ms, against a receipt 0.9 ms in), -0.35 to -0.1 ms: under the
+        // resolution, said so, never shown negative, never a clock offset.
+        let mut logged = LatencyEstimator::default();
+        let now = feed_stamped(&mut logged, &latencies_us, MS);
+        let estimate = logged.estimate(1, now).unwrap();
+        assert!(estimate.min_ns < 0, "{estimate:?}");
+        let event = &logged.report(now, None)[0];
+        assert_eq!(
+            (
+                event.p50_ms,
+                event.p95_ms,
+                event.max_ms,
+                event.clock_offset_ms
+            ),
+            (None, None, None, None)
+        );
+        assert_eq!(event.resolution_ms, 1.0);
+        assert_eq!(event.below_resolution, ["p50_ms", "p95_ms", "max_ms"]);
+        // The live figures and the logged ones agree within the logged resolution.
+        assert!((live.estimate(1, now).unwrap().p50_ns - estimate.p50_ns).abs() < MS);
+        // A send window never widens by a negative latency.
+        assert_eq!(estimate.latency_p95_ns(), Some(estimate.p95_ns.max(0)));
+        // The histogram counts them all, none below zero.
+        let h = logged.histogram(1).unwrap().snapshot();
+        assert_eq!(h.count, 5);
+        assert!(h.sum_s >= 0.0);
+        // Beyond the resolution, early is a clock offset.
+        let mut early = LatencyEstimator::default();
+        let now = feed_stamped(&mut early, &[-3_000; 5], MS);
+        let event = &early.report(now, None)[0];
+        assert!(
+            event.clock_offset_ms.is_some_and(|ms| ms < -1.0),
+            "{event:?}"
+        );
+        assert!(event.below_resolution.is_empty());
     }
 
     #[test]
     fn zero_time_unix_usec_is_skipped() {
         let mut estimator = LatencyEstimator::default();
-        let seen = estimator.observe(3, T0, 0, 5_000);
+        let seen = estimator.observe(3, T0, 1, 0, 5_000);
         assert_eq!(
             seen,
             SampleOutcome {
@@ -478,8 +614,8 @@ mod tests {
         );
         assert_eq!(estimator.estimate(3, T0), None);
         let sent_us = (T0 - 20 * MS) as u64 / 1_000;
-        assert!(estimator.observe(3, T0, sent_us, 6_000).recorded);
-        assert!(!estimator.observe(3, T0 + SECOND, 0, 7_000).recorded);
+        assert!(estimator.observe(3, T0, 1, sent_us, 6_000).recorded);
+        assert!(!estimator.observe(3, T0 + SECOND, 1, 0, 7_000).recorded);
         assert_eq!(estimator.estimate(3, T0 + SECOND).unwrap().count, 1);
         assert!(estimator.report(T0 + SECOND, None).len() == 1);
     }
@@ -492,13 +628,13 @@ mod tests {
         // A copy reordered in delivery (boot time 1.441 s back, as in nodemavlink_vtol.tlog,
         // stamped with the same vehicle clock) is not a reboot.
         let sent_us = (now - 900 * MS - 1_441 * MS) / 1_000;
-        let reordered = estimator.observe(1, now + 10 * MS, sent_us as u64, 107_559);
+        let reordered = estimator.observe(1, now + 10 * MS, 1, sent_us as u64, 107_559);
         assert_eq!(reordered.restarted, None);
         assert_eq!(estimator.estimate(1, now + 10 * MS).unwrap().count, 11);
         // time_boot_ms back to 2 s: rebooted; the old 900 ms samples are gone.
         let recv = now + SECOND;
         let sent_us = (recv - 30 * MS) / 1_000;
-        let seen = estimator.observe(1, recv, sent_us as u64, 2_000);
+        let seen = estimator.observe(1, recv, 1, sent_us as u64, 2_000);
         assert_eq!(seen.restarted, Some(WindowRestart::Reboot));
         let estimate = estimator.estimate(1, recv).unwrap();
         assert_eq!((estimate.count, estimate.max_ns), (1, 30 * MS));
@@ -513,21 +649,23 @@ mod tests {
             let sent_us = (recv - 500 * MS) / 1_000;
             assert_eq!(
                 estimator
-                    .observe(1, recv, sent_us as u64, k * 1_000)
+                    .observe(1, recv, 1, sent_us as u64, k * 1_000)
                     .restarted,
                 None
             );
         }
         let recv = T0 + 20 * SECOND;
         let sent_us = (recv - 40 * MS) / 1_000;
-        let seen = estimator.observe(1, recv, sent_us as u64, 2_000);
+        let seen = estimator.observe(1, recv, 1, sent_us as u64, 2_000);
         assert_eq!(seen.restarted, Some(WindowRestart::Reboot));
         assert_eq!(estimator.estimate(1, recv).unwrap().max_ns, 40 * MS);
         // The new boot clock runs on without further restarts.
         let recv = T0 + 21 * SECOND;
         let sent_us = (recv - 40 * MS) / 1_000;
         assert_eq!(
-            estimator.observe(1, recv, sent_us as u64, 3_000).restarted,
+            estimator
+                .observe(1, recv, 1, sent_us as u64, 3_000)
+                .restarted,
             None
         );
         assert_eq!(estimator.estimate(1, recv).unwrap().count, 2);
@@ -540,7 +678,7 @@ mod tests {
         let now = feed_latencies(&mut estimator, 10, &[1_705_798; 10]);
         let recv = now + SECOND;
         let sent_us = (recv - 60 * MS) / 1_000;
-        let seen = estimator.observe(10, recv, sent_us as u64, 110_000);
+        let seen = estimator.observe(10, recv, 1, sent_us as u64, 110_000);
         assert_eq!(seen.restarted, Some(WindowRestart::VehicleClockStep));
         let estimate = estimator.estimate(10, recv).unwrap();
         assert_eq!(

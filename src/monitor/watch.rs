@@ -9,7 +9,7 @@ use super::heartbeat::HeartbeatTracker;
 use super::input::MonitorInput;
 use super::latency::{LatencyConfig, LatencyEstimator};
 use super::ntp::ClockStatus;
-use super::utc::seconds_to_ns;
+use super::utc::{seconds_to_ns, NANOS_PER_MILLI};
 
 /// Everything the watch is configured with. The daemon and `analyze` both get theirs from
 /// [`crate::config::Config::watch_settings`], so offline findings follow the live rules.
@@ -78,14 +78,19 @@ impl Watch {
                 time_boot_ms,
                 ..
             } => {
-                // The middle of the interval the stamp stands for: a receive log keeps whole
-                // milliseconds, and taking their start read loopback latency as -0.4 ms.
-                let received_ns = utc_ns + resolution_ns / 2;
-                let o = self
-                    .latency
-                    .observe(sysid, received_ns, time_unix_usec, time_boot_ms);
+                let o = self.latency.observe(
+                    sysid,
+                    utc_ns,
+                    resolution_ns,
+                    time_unix_usec,
+                    time_boot_ms,
+                );
                 if o.recorded && self.next_report_ns.is_none() {
-                    self.next_report_ns = Some(utc_ns + self.report_interval_ns);
+                    // On the whole millisecond, so the daemon (nanosecond stamps) and `analyze`
+                    // over its receive log (millisecond stamps) report at the same instants
+                    // over the same samples.
+                    let first_ms = utc_ns - utc_ns.rem_euclid(NANOS_PER_MILLI);
+                    self.next_report_ns = Some(first_ms + self.report_interval_ns);
                 }
                 Vec::new()
             }

@@ -14,7 +14,6 @@ use crate::daemon::clock;
 use crate::daemon::events::EventSink;
 use crate::http::event_log::{EventLog, RING_EVENTS};
 use crate::http::history::BoardHistory;
-use crate::http::{access::AccessPolicy, AppState, HttpCounters};
 use crate::monitor::event::{ReceiverKind, ReceiverState};
 use crate::monitor::{format_utc_ms, Event, ReceiverEvent, UtcTime};
 use crate::sink::rotating::Framing;
@@ -40,45 +39,24 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
     let started_ns = clock::utc_ns();
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
 
-    let listener = tokio::net::TcpListener::bind(config.http.listen)
-        .await
-        .with_context(|| format!("http.listen: cannot listen on {}", config.http.listen))?;
-    let local = listener
-        .local_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
-    let cap = crate::http::server::connection_cap(
-        config.http.max_connections,
-        crate::http::server::raise_nofile_limit(),
-    );
-    tracing::info!(local = %local, "http listening (/events /status /metrics /healthz)");
     let event_log = Arc::new(EventLog::new(
         format!("{:x}", started_ns / 1_000),
         RING_EVENTS,
     ));
-    let counters = Arc::new(HttpCounters::default());
     let (published, status) = watch::channel(Arc::new(StatusSnapshot::default()));
     // The range board (`GET /`) draws the range's own gap events.
     let history = Arc::new(std::sync::Mutex::new(BoardHistory::default()));
-    let app = crate::http::router(AppState {
-        events: event_log.clone(),
-        history: history.clone(),
-        status,
-        access: Arc::new(AccessPolicy::new(
-            config.http.listen,
-            config.http.token.clone(),
-        )),
-        counters: counters.clone(),
-        publish: None,
-        shutdown: shutdown_rx.clone(),
-    });
-    let http_task = tokio::spawn(crate::http::server::serve(
-        listener,
-        app,
-        cap,
-        counters,
-        shutdown_rx.clone(),
-    ));
+    let http_task = crate::http::start(
+        &config.http,
+        crate::http::Served {
+            events: event_log.clone(),
+            history: history.clone(),
+            status,
+            publish: None,
+            shutdown: shutdown_rx.clone(),
+        },
+    )
+    .await?;
 
     let events_dir = config.data_dir.join("events");
     std::fs::create_dir_all(&events_dir)
@@ -106,6 +84,7 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
         sse: event_log,
         webhooks,
         history,
+        filing_clock: clock::utc_ns,
     };
     sink.emit(&Event::from(ReceiverEvent {
         utc: UtcTime(started_ns),

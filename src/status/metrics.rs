@@ -398,6 +398,24 @@ impl prometheus_client::collector::Collector for Snapshot {
             )?;
             family(
                 &mut e,
+                "foxborne_http_connections_closed",
+                "Connections between requests closed to make room, by reason (peer_limit: their peer at http.max_connections_per_peer; cap: the port at http.max_connections).",
+                None,
+                MetricType::Counter,
+                http.connections_closed
+                    .iter()
+                    .map(|(reason, n)| (vec![("reason", reason.clone())], counter(*n))),
+            )?;
+            family(
+                &mut e,
+                "foxborne_http_connections_refused",
+                "Connections closed at once: every one of their peer's was answering a request.",
+                None,
+                MetricType::Counter,
+                [(Labels::new(), counter(http.connections_refused))],
+            )?;
+            family(
+                &mut e,
                 "foxborne_event_clients",
                 "Clients on /events.",
                 None,
@@ -406,8 +424,24 @@ impl prometheus_client::collector::Collector for Snapshot {
             )?;
             family(
                 &mut e,
+                "foxborne_event_clients_max",
+                "The event streams' budget (http.max_streams), below the connection cap.",
+                None,
+                MetricType::Gauge,
+                [(Labels::new(), level(http.event_clients_max))],
+            )?;
+            family(
+                &mut e,
+                "foxborne_event_clients_refused",
+                "/events requests refused with 503: the stream budget was spent by other peers.",
+                None,
+                MetricType::Counter,
+                [(Labels::new(), counter(http.event_clients_refused))],
+            )?;
+            family(
+                &mut e,
                 "foxborne_event_clients_dropped",
-                "/events clients cut off for not reading, by reason.",
+                "/events clients cut off, by reason (lagged, write_timeout: not reading; peer_limit: closed for a newer stream of the same peer).",
                 None,
                 MetricType::Counter,
                 http.event_clients_dropped

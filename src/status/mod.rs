@@ -124,6 +124,9 @@ pub struct VehicleSnapshot {
     pub latency_p50_ms: Option<f64>,
     pub latency_p95_ms: Option<f64>,
     pub latency_max_ms: Option<f64>,
+    /// The finest latency the samples can show, ms (the figures above are null under it).
+    #[serde(default)]
+    pub latency_resolution_ms: Option<f64>,
     pub clock_offset_ms: Option<f64>,
     pub loss_percent: f64,
     /// Every latency sample since start, cumulative (for `foxborne_latency_seconds`).
@@ -236,9 +239,23 @@ pub struct HttpSnapshot {
     /// `token` (401, a missing or wrong bearer token).
     pub refused: BTreeMap<String, u64>,
     pub event_clients: u64,
-    /// Event-stream clients cut off because they did not read: `lagged` (fell further behind
-    /// than the live buffer), `write_timeout` (a write waited too long).
+    /// The event streams' budget (`http.max_streams`).
+    #[serde(default)]
+    pub event_clients_max: u64,
+    /// Event-stream clients cut off: `lagged` (fell further behind than the live buffer),
+    /// `write_timeout` (a write waited too long), `peer_limit` (closed for a newer stream of
+    /// the same peer past `http.max_streams_per_peer`).
     pub event_clients_dropped: BTreeMap<String, u64>,
+    /// Event streams refused with 503: the budget was spent by other peers.
+    #[serde(default)]
+    pub event_clients_refused: u64,
+    /// Connections between requests closed to make room, by reason: `peer_limit` (their peer
+    /// at `http.max_connections_per_peer`), `cap` (the port at `http.max_connections`).
+    #[serde(default)]
+    pub connections_closed: BTreeMap<String, u64>,
+    /// Connections closed at once because every one of their peer's was answering a request.
+    #[serde(default)]
+    pub connections_refused: u64,
 }
 
 #[cfg(test)]
@@ -270,6 +287,7 @@ pub(crate) fn example() -> StatusSnapshot {
                 latency_p50_ms: Some(41.0),
                 latency_p95_ms: Some(87.5),
                 latency_max_ms: Some(120.0),
+                latency_resolution_ms: Some(0.001),
                 clock_offset_ms: None,
                 loss_percent: 2.5,
                 latency_histogram: Some({
@@ -350,8 +368,12 @@ pub(crate) fn example() -> StatusSnapshot {
             accept_errors: 0,
             refused: [("host".to_string(), 1), ("token".to_string(), 0)].into(),
             event_clients: 2,
+            event_clients_max: 64,
             event_clients_dropped: [("lagged".to_string(), 1), ("write_timeout".to_string(), 0)]
                 .into(),
+            event_clients_refused: 0,
+            connections_closed: [("peer_limit".to_string(), 4), ("cap".to_string(), 0)].into(),
+            connections_refused: 0,
         }),
         publish: Some(PublishSnapshot {
             site: "north".into(),

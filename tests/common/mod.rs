@@ -397,30 +397,35 @@ pub fn corpus_log(name: &str) -> Option<PathBuf> {
     Some(corpus_file("ulog", name))
 }
 
-/// The interpreter for the Python cross-checks: `$FOXBORNE_PYTHON`, else `<crate>/.venv/bin/python`,
-/// if it imports pyulog, pyarrow, pandas and numpy. `None` (the test skips, saying so) otherwise,
-/// unless `FOXBORNE_REQUIRE_PYTHON=1`, when the test fails.
+/// A Python with pyulog, pyarrow, pandas and numpy (the ULog references); see [`python_with`].
 pub fn python() -> Option<PathBuf> {
+    python_with(&["pyulog", "pyarrow", "pandas", "numpy"])
+}
+
+/// `$FOXBORNE_PYTHON`, else the crate's `.venv/bin/python`, if it imports every one of
+/// `modules`. Without one: `None` (the caller skips), or a panic when FOXBORNE_REQUIRE_PYTHON=1.
+pub fn python_with(modules: &[&str]) -> Option<PathBuf> {
     let path = std::env::var_os("FOXBORNE_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"));
     let has_modules = || {
         std::process::Command::new(&path)
-            .args(["-c", "import pyulog, pyarrow, pandas, numpy"])
+            .args(["-c", &format!("import {}", modules.join(", "))])
             .output()
             .is_ok_and(|o| o.status.success())
     };
     if path.exists() && has_modules() {
         return Some(path);
     }
+    let wanted = modules.join(", ");
     if std::env::var("FOXBORNE_REQUIRE_PYTHON").as_deref() == Ok("1") {
         panic!(
-            "no Python with pyulog, pyarrow, pandas and numpy at {} and FOXBORNE_REQUIRE_PYTHON=1 (set FOXBORNE_PYTHON or pip install them into .venv)",
+            "no Python with {wanted} at {} and FOXBORNE_REQUIRE_PYTHON=1 (set FOXBORNE_PYTHON or pip install them into .venv)",
             path.display()
         );
     }
     eprintln!(
-        "SKIP: no Python with pyulog, pyarrow, pandas and numpy at {} (set FOXBORNE_PYTHON or pip install them into .venv)",
+        "SKIP: no Python with {wanted} at {} (set FOXBORNE_PYTHON or pip install them into .venv)",
         path.display()
     );
     None
@@ -595,4 +600,23 @@ pub fn raise_own_nofile() -> u64 {
     let (_, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
     setrlimit(Resource::RLIMIT_NOFILE, hard, hard).unwrap();
     hard
+}
+
+/// A TCP connection to `to` from the loopback address `from`: another peer, as far as the
+/// daemon can tell (the whole of 127.0.0.0/8 is this host).
+pub fn connect_from(from: [u8; 4], to: &str) -> std::net::TcpStream {
+    use nix::sys::socket::{bind, connect, socket, AddressFamily, SockFlag, SockType, SockaddrIn};
+    use std::os::fd::AsRawFd;
+    let to: std::net::SocketAddrV4 = to.parse().unwrap();
+    let fd = socket(
+        AddressFamily::Inet,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )
+    .unwrap();
+    let [a, b, c, d] = from;
+    bind(fd.as_raw_fd(), &SockaddrIn::new(a, b, c, d, 0)).unwrap();
+    connect(fd.as_raw_fd(), &SockaddrIn::from(to)).unwrap();
+    std::net::TcpStream::from(fd)
 }

@@ -101,7 +101,7 @@ function vehicle(sysid) {
   if (!v) {
     v = {
       sysid, name: null, links: [], perLink: [], lastHeard: null, firstHeard: null,
-      gap: null, lastClosedEnd: null, expectedS: 1, p50: null, p95: null, offset: null,
+      gap: null, lastClosedEnd: null, expectedS: 1, p50: null, p95: null, resolution: null, offset: null,
       loss: 0, hb: null, gaps: [], latency: [], el: null, shownState: null, pendingEvent: null,
     };
     board.vehicles.set(sysid, v);
@@ -170,6 +170,7 @@ function applySnapshot(s) {
     v.expectedS = sv.expected_interval_s;
     v.p50 = sv.latency_p50_ms;
     v.p95 = sv.latency_p95_ms;
+    v.resolution = sv.latency_resolution_ms ?? null;
     v.offset = sv.clock_offset_ms;
     v.loss = sv.loss_percent;
     v.hb = sv.heartbeat || null;
@@ -243,6 +244,7 @@ function onEvent(data) {
     v.latency.push([parseUtc(e.utc), e.p50_ms, e.p95_ms, e.clock_offset_ms]);
     v.p50 = e.p50_ms;
     v.p95 = e.p95_ms;
+    v.resolution = e.resolution_ms ?? null;
     v.offset = e.clock_offset_ms;
     markDirty(v);
   } else if (e.kind === 'clock') {
@@ -461,10 +463,15 @@ function renderCard(v, now) {
     setText(e.links, linkText);
   }
   let latencyText;
-  if (v.offset !== null && v.offset !== undefined) {
-    latencyText = `vehicle clock off UTC by ${v.offset > 0 ? '+' : ''}${(v.offset / 1000).toFixed(1)} s`;
-  } else if (v.p50 !== null && v.p50 !== undefined) {
-    latencyText = `p50 ${v.p50.toFixed(0)} ms · p95 ${v.p95.toFixed(0)} ms`;
+  const known = (x) => x !== null && x !== undefined;
+  // A figure under the samples' resolution is null in the report: shown as below it.
+  const figure = (ms) => (known(ms) ? `${ms < 10 ? ms.toFixed(1) : ms.toFixed(0)} ms` : `<${v.resolution} ms`);
+  if (known(v.offset)) {
+    const sign = v.offset > 0 ? '+' : '';
+    const size = Math.abs(v.offset) < 1000 ? `${v.offset.toFixed(0)} ms` : `${(v.offset / 1000).toFixed(1)} s`;
+    latencyText = `vehicle clock off UTC by ${sign}${size}`;
+  } else if (known(v.p50) || known(v.resolution)) {
+    latencyText = `p50 ${figure(v.p50)} · p95 ${figure(v.p95)}`;
   } else {
     latencyText = 'no SYSTEM_TIME';
   }

@@ -1,6 +1,6 @@
 //! Alert webhooks: each `[[webhook]]` has its own bounded queue and delivery task, so one slow
 //! or dead endpoint never delays another, the events file, SSE or the pipeline. Delivery is
-//! reqwest over rustls (system roots plus the webhook's `ca_file`), with connection reuse,
+//! reqwest over rustls (system roots plus the webhook's `ca_file`, see [`tls`]), with connection reuse,
 //! redirects followed, and the retry rules of [`retry`]. A full queue drops the event for that
 //! webhook (it is still in the events file, the journal and SSE), counted, with one warning per
 //! outage. At shutdown the queue gets a time budget; what is still undelivered then is counted
@@ -8,6 +8,7 @@
 
 pub mod format;
 pub mod retry;
+pub mod tls;
 
 use crate::config::{WebhookFormat, WebhookSettings};
 use crate::monitor::Event;
@@ -48,12 +49,10 @@ impl Webhook {
             .timeout(Duration::from_secs_f64(settings.timeout_s))
             .connect_timeout(Duration::from_secs_f64(settings.timeout_s.min(5.0)))
             .pool_idle_timeout(Duration::from_secs(60));
-        if let Some(pem) = &settings.ca_pem {
-            for cert in reqwest::Certificate::from_pem_bundle(pem)
-                .with_context(|| format!("webhook {}: ca_file", settings.name))?
-            {
-                client = client.add_root_certificate(cert);
-            }
+        if !settings.ca_certs.is_empty() {
+            let tls = tls::client_config(&settings.ca_certs)
+                .with_context(|| format!("webhook {}: ca_file", settings.name))?;
+            client = client.use_preconfigured_tls(tls);
         }
         let client = client
             .build()
@@ -204,6 +203,9 @@ fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
         text.push_str(": ");
         text.push_str(&cause.to_string());
         source = cause.source();
+    }
+    if text.contains("CaUsedAsEndEntity") {
+        text.push_str(&format!(" ({})", tls::CA_AS_SERVER_HINT));
     }
     text
 }
