@@ -25,6 +25,7 @@
 //! Pure: receipts and values in, anchors out; unit-tested with plain numbers.
 
 use super::entry::{format_utc_us, millis_value, seconds_value, MS, SECOND};
+use crate::monitor::latency::VEHICLE_CLOCK_RESOLUTION_NS;
 use crate::monitor::{LatencyConfig, LatencyEstimator};
 use crate::ulog::gps::GpsAnchor;
 use crate::ulog::value::Value as UlogValue;
@@ -277,7 +278,13 @@ pub fn fit_ground(
     });
     let received = |r: &SystemTimeReceipt| r.recv_ns + r.resolution_ns / 2;
     for r in used {
-        estimator.observe(0, received(r), r.time_unix_usec, r.time_boot_ms);
+        estimator.observe(
+            0,
+            r.recv_ns,
+            r.resolution_ns,
+            r.time_unix_usec,
+            r.time_boot_ms,
+        );
     }
     let last = used.iter().map(received).max().expect("receipts");
     let latest_of = |r: &SystemTimeReceipt| r.recv_ns + r.resolution_ns - boot_ns(r);
@@ -295,8 +302,11 @@ pub fn fit_ground(
             let covered = match latency {
                 Latency::Measured(p95) => {
                     let measured = i128::from(received(r)) - i128::from(r.time_unix_usec) * 1000;
+                    // Earlier than minus the stamps' resolution is the two clocks disagreeing,
+                    // as the estimator judges it, not a delivery.
+                    let resolution = r.resolution_ns.max(VEHICLE_CLOCK_RESOLUTION_NS);
                     r.time_unix_usec != 0
-                        && measured >= -i128::from(config.negative_tolerance_ns)
+                        && measured >= -i128::from(resolution)
                         && measured <= i128::from(p95)
                 }
                 Latency::Assumed(_) => true,
@@ -818,7 +828,13 @@ mod tests {
     #[test]
     fn docs_worked_example_of_the_ground_anchor() {
         let boot = at("2026-09-24T14:13:11.286Z");
-        let sent = [(1_100_000, 12), (1_101_000, 230), (1_102_000, 40), (1_103_000, 95), (1_104_000, 410)];
+        let sent = [
+            (1_100_000, 12),
+            (1_101_000, 230),
+            (1_102_000, 40),
+            (1_103_000, 95),
+            (1_104_000, 410),
+        ];
         let receipts: Vec<SystemTimeReceipt> = sent
             .iter()
             .map(|&(boot_ms, latency_ms)| receipt(boot, boot_ms, latency_ms * MS, 0))
@@ -830,12 +846,19 @@ mod tests {
         // At the receipts' median moment (boot + 1102 s) on the receiver's clock:
         let own = fit.on_record_clock(fit.reference_boot_ns).unwrap();
         assert_eq!(fit.reference_boot_ns, 1_102 * SECOND);
-        assert_eq!(own.hi - boot, 13_200_000, "12 ms, 1 ms of stamp, 0.2 ms of drift");
+        assert_eq!(
+            own.hi - boot,
+            13_200_000,
+            "12 ms, 1 ms of stamp, 0.2 ms of drift"
+        );
         // The 410 ms delivery, less the p95 latency (410.5 ms measured, the stamp's millisecond
         // taken at its middle), half the stamp's millisecond, time_boot_ms's millisecond.
         assert_eq!(boot - own.lo, 2_200_000, "2 ms, 0.2 ms of drift");
         assert_eq!(own.half_width(), 7_700_000);
-        assert_eq!(fit.utc(fit.reference_boot_ns).unwrap().half_width(), 22_700_000);
+        assert_eq!(
+            fit.utc(fit.reference_boot_ns).unwrap().half_width(),
+            22_700_000
+        );
         // At the gap of INC-0142 (boot + 1132.6 s), 30 s on: the drift allowed widens it.
         let later = fit.on_record_clock(1_132_626 * MS).unwrap();
         assert_eq!(later.hi - boot, 16_262_600);

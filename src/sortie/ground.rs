@@ -416,18 +416,26 @@ fn gap_happening(gap: &GapEvent, last: Option<Cite>, next: Option<Cite>) -> Opti
 }
 
 fn latency_happening(l: &crate::monitor::LatencyEvent, cite: Cite) -> Happening {
-    let title = match (l.p50_ms, l.p95_ms, l.max_ms, l.clock_offset_ms) {
-        (_, _, _, Some(off)) => format!(
+    // A figure under the stamps' resolution is null in the event: say so, not nothing.
+    let figure = |v: Option<f64>| match v {
+        Some(ms) => format!("{ms:.1} ms"),
+        None => format!("under {} ms", l.resolution_ms),
+    };
+    let title = match l.clock_offset_ms {
+        Some(off) => format!(
             "Vehicle clock {:.3} s off the receiver's: the link's latency is not measurable ({} SYSTEM_TIME in {:.0} s)",
             off / 1000.0,
             l.count,
             l.window_s
         ),
-        (Some(p50), Some(p95), Some(max), None) => format!(
-            "Latency p50 {p50:.1} ms, p95 {p95:.1} ms, max {max:.1} ms ({} SYSTEM_TIME in {:.0} s)",
-            l.count, l.window_s
+        None => format!(
+            "Latency p50 {}, p95 {}, max {} ({} SYSTEM_TIME in {:.0} s)",
+            figure(l.p50_ms),
+            figure(l.p95_ms),
+            figure(l.max_ms),
+            l.count,
+            l.window_s
         ),
-        _ => format!("Latency: {} SYSTEM_TIME receipts", l.count),
     };
     let ms = |v: Option<f64>| v.map_or(serde_json::Value::Null, Into::into);
     Happening::new("latency", l.utc.ns(), title, cite)
@@ -535,7 +543,7 @@ mod tests {
         .unwrap();
         record.event(&clock, line(1));
         let latency: Event = serde_json::from_str(
-            r#"{"utc":"2026-09-24T14:00:10.000Z","kind":"latency","sysid":4,"count":9,"p50_ms":40.0,"p95_ms":412.0,"max_ms":450.0,"clock_offset_ms":null,"window_s":60.0,"synchronised":true,"max_error_us":15000}"#,
+            r#"{"utc":"2026-09-24T14:00:10.000Z","kind":"latency","sysid":4,"count":9,"p50_ms":40.0,"p95_ms":412.0,"max_ms":450.0,"clock_offset_ms":null,"resolution_ms":1.0,"window_s":60.0,"synchronised":true,"max_error_us":15000}"#,
         )
         .unwrap();
         record.event(&latency, line(2));
