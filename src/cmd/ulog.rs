@@ -216,7 +216,11 @@ fn run_report(args: ReportArgs) -> anyhow::Result<i32> {
     } else {
         match super::sortie::load(&args.file, &args.ground, &args.ground_options)? {
             Ok(loaded) => Some(crate::sortie::lane::ground_lane(&loaded.sortie)),
-            Err(code) => return Ok(i32::from(code)),
+            // A refused ground record: nothing is written.
+            Err(code) if code == super::EXIT_FAILURE => return Ok(i32::from(code)),
+            // The flight log is not complete (said on stderr): its report is still written, as
+            // without --ground, with no lane (nothing in it is complete to place).
+            Err(_) => None,
         }
     };
     let html = crate::ulog::html::report_file(&args.file, profile.as_ref(), lane.as_ref())?;

@@ -47,6 +47,9 @@ pub const DRIFT_PPM: i64 = 100;
 /// The error of a ground clock whose state no record gives: the largest the Linux kernel
 /// reports (its `maxerror` is capped at 16 s, which is also what an unsynchronised clock reads).
 pub const UNKNOWN_CLOCK_ERROR_NS: i64 = 16 * SECOND;
+/// Receipts of the flight's boot further than this from the flight log's span are left out of a
+/// ground fit: they add little (their windows widen by the drift) and cost every placement.
+const FIT_MARGIN_NS: i64 = 60 * SECOND;
 /// The resolution of `time_boot_ms`.
 const BOOT_MS_RESOLUTION_NS: i64 = MS;
 
@@ -267,8 +270,19 @@ pub fn fit_ground(
             receipts: receipts.len(),
         });
     }
-    let used = &segments[best];
-    let other_boot = receipts.len() - used.len();
+    // Of that boot, the receipts near the flight: those further away only widen by the drift.
+    let near_flight = |r: &SystemTimeReceipt| {
+        flight_boot.is_none_or(|(first, last)| {
+            (first - FIT_MARGIN_NS..=last + FIT_MARGIN_NS).contains(&boot_ns(r))
+        })
+    };
+    let used: Vec<SystemTimeReceipt> = segments[best]
+        .iter()
+        .filter(|r| near_flight(r))
+        .copied()
+        .collect();
+    let other_boot = receipts.len() - segments[best].len();
+    let used = &used;
 
     // The link's latency, by the daemon's own estimator over every receipt used.
     let mut estimator = LatencyEstimator::new(LatencyConfig {

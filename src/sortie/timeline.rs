@@ -229,29 +229,45 @@ pub fn assemble(input: &SortieInput<'_>) -> Sortie {
             _ => Placement::Clock { error },
         };
         let half_res = record.resolution_ns / 2;
+        // The boot instant on the record's clock at the anchor's reference moment: where a
+        // stamp roughly falls on the boot clock, before the exact placement at its own moment.
+        let guess = match &placement {
+            Placement::Fit(fit) => fit
+                .on_record_clock(fit.reference_boot_ns)
+                .ok()
+                .map(|i| i.mid()),
+            Placement::Clock { .. } => used_anchor
+                .and_then(|a| a.boot_at(a.reference_boot_ns().unwrap_or(0)))
+                .map(|i| i.mid()),
+        };
         // A record-clock stamp onto the boot clock: (boot time, bound).
         let place = |stamp: i64| -> Option<(i64, i64)> {
             let t = stamp + half_res;
+            let rough = t - guess?;
             match &placement {
                 Placement::Fit(fit) => {
-                    let reference = fit.on_record_clock(fit.reference_boot_ns).ok()?;
-                    let rough = t - reference.mid();
                     let at = fit.on_record_clock(rough).unwrap_or_else(|_| {
-                        reference.widened(drift_ns(rough - fit.reference_boot_ns))
+                        Interval::around(guess.expect("checked"), 0)
+                            .widened(drift_ns(rough - fit.reference_boot_ns))
                     });
                     Some((t - at.mid(), at.half_width() + half_res))
                 }
                 Placement::Clock { error } => {
-                    let anchor = used_anchor?;
-                    let rough = t - anchor
-                        .boot_at(anchor.reference_boot_ns().unwrap_or(0))?
-                        .mid();
-                    let b = anchor.boot_at(rough)?;
+                    let b = used_anchor?.boot_at(rough)?;
                     Some((t - b.mid(), error + b.half_width() + half_res))
                 }
             }
         };
-        for h in &record.happenings {
+        // Far outside the sortie by the rough placement: not placed at all (a day's record holds
+        // thousands of entries, and each exact placement reads every receipt).
+        let slack = SORTIE_MARGIN_NS + error + 10 * SECOND;
+        let near = |h: &Happening| match (guess, span) {
+            (Some(g), Some((first, last))) => {
+                h.last_ns() - g >= first - slack && h.start_ns - g <= last + slack
+            }
+            _ => true,
+        };
+        for h in record.happenings.iter().filter(|h| near(h)) {
             let start = place(h.start_ns);
             let end = h.end_ns.and_then(&place);
             let in_sortie = match (start, span) {
