@@ -427,7 +427,13 @@ fn gap_facts(gap: &Entry, input: &SortieInput<'_>) -> Vec<Fact> {
             continue;
         }
         listed += 1;
-        let title = fact_title(h, &at(t), &after_last(t), input.dl_loss_s, is_failsafe);
+        // An interval that is not a state change (a stall, a dropout) reads from its start to
+        // its end: it may have begun well before the gap and run through it.
+        let span = match h.end_ns.filter(|&e| !h.at_end && e > h.start_ns) {
+            Some(end) => format!("from {} to {}", at(h.start_ns), at(end)),
+            None => format!("at {}", at(t)),
+        };
+        let title = fact_title(h, &span, &after_last(t), input.dl_loss_s, is_failsafe);
         facts.push(Fact {
             kind: h.kind.clone(),
             boot_ns: t,
@@ -448,6 +454,8 @@ fn gap_facts(gap: &Entry, input: &SortieInput<'_>) -> Vec<Fact> {
     facts
 }
 
+/// A fact's words: the entry's title, when (`at`: "at boot + …" or "from … to …") and how long
+/// after the gap's last heartbeat.
 fn fact_title(
     h: &Happening,
     at: &str,
@@ -464,7 +472,7 @@ fn fact_title(
             "onboard controller"
         };
         return format!(
-            "PX4 saw the {who} heartbeat stop at {at}, {after_last} ({})",
+            "PX4 saw the {who} heartbeat stop {at}, {after_last} ({})",
             h.title
         );
     }
@@ -472,15 +480,15 @@ fn fact_title(
         let delay = dl_loss_s
             .map(|s| format!("; COM_DL_LOSS_T is {s} s"))
             .unwrap_or_default();
-        return format!("{} at {at}, {after_last}{delay}", h.title);
+        return format!("{} {at}, {after_last}{delay}", h.title);
     }
     if let Some(message) = h.detail.get("companion_fed").and_then(Value::as_str) {
         return format!(
-            "{} (a topic a companion computer feeds over MAVLink with {message}): from {at}, {after_last}",
+            "{} (a topic a companion computer feeds over MAVLink with {message}): {at}, {after_last}",
             h.title
         );
     }
-    format!("{} at {at}, {after_last}", h.title)
+    format!("{} {at}, {after_last}", h.title)
 }
 
 #[cfg(test)]
