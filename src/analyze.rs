@@ -7,6 +7,7 @@
 //! Files are streamed: memory stays flat whatever their size.
 
 use crate::link::LinkId;
+use crate::monitor::driver::{self, MonitorDriver};
 use crate::monitor::{parse_utc_ns, Event, MonitorInput, Watch, WatchSettings};
 use crate::receipt::ReceiptRecord;
 use crate::sniff::{sniff, FileKind, HEAD_LEN};
@@ -25,10 +26,11 @@ pub struct WrongKindOfFile {
     pub found: String,
 }
 
-/// The recorded receipts replayed through one watch, as they come.
+/// The recorded receipts replayed through the monitors, as they come, each judged at its own
+/// stamp (the recording's clock).
 pub struct Replay {
     settings: WatchSettings,
-    watch: Option<Watch>,
+    driver: Option<MonitorDriver>,
     last_utc_ns: Option<i64>,
 }
 
@@ -36,30 +38,33 @@ impl Replay {
     pub fn new(settings: WatchSettings) -> Self {
         Self {
             settings,
-            watch: None,
+            driver: None,
             last_utc_ns: None,
         }
     }
 
-    /// One receipt, on `link_name`: what fell due before it, then what it settles.
-    pub fn receipt(&mut self, input: &MonitorInput, link_name: &str) -> Vec<Event> {
+    /// One receipt, on the link called `link_name`: what fell due before it, then what it
+    /// settles.
+    pub fn receipt(&mut self, input: MonitorInput, link_name: &str) -> Vec<Event> {
         let utc_ns = input.utc_ns();
         let settings = &self.settings;
-        let watch = self
-            .watch
-            .get_or_insert_with(|| Watch::new(settings.clone(), utc_ns));
+        let driver = self.driver.get_or_insert_with(|| {
+            MonitorDriver::new(Watch::new(settings.clone(), utc_ns), Vec::new())
+        });
         self.last_utc_ns = Some(utc_ns);
-        // The recording's own clock, even where it stepped back: the detector judges spacing in
-        // arrival order, as the recording was made.
-        let mut events = watch.poll(utc_ns, None);
-        events.extend(watch.observe(input, link_name));
-        events
+        // A recording naming more links than a daemon can have: the rest share the first id
+        // (they still count apart by name wherever it matters, in the gap events).
+        let link = driver.link(link_name).unwrap_or(LinkId::FIRST);
+        driver.push(input.on_link(link));
+        // The recording's own clock, even where it stepped back: the detector judges spacing
+        // in arrival order, as the recording was made.
+        driver::events(driver.advance(utc_ns, None)).collect()
     }
 
     /// The end of the recording: what is due at the last receipt's time (an open gap stays open).
     pub fn finish(&mut self) -> Vec<Event> {
-        match (&mut self.watch, self.last_utc_ns) {
-            (Some(watch), Some(t)) => watch.poll(t, None),
+        match (&mut self.driver, self.last_utc_ns) {
+            (Some(driver), Some(t)) => driver::events(driver.advance(t, None)).collect(),
             _ => Vec::new(),
         }
     }
@@ -98,7 +103,7 @@ pub fn replay_file(
                 if let Some(input) =
                     MonitorInput::from_frame(LinkId::FIRST, &frame, utc_ns, resolution)
                 {
-                    for event in replay.receipt(&input, tlog_link) {
+                    for event in replay.receipt(input, tlog_link) {
                         emit(&event)?;
                     }
                 }
@@ -150,7 +155,7 @@ fn replay_jsonl(
         };
         match MonitorInput::from_record(LinkId::FIRST, &record, utc_ns) {
             Ok(Some(input)) => {
-                for event in replay.receipt(&input, &record.link) {
+                for event in replay.receipt(input, &record.link) {
                     emit(&event)?;
                 }
             }

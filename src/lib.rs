@@ -3,7 +3,8 @@
 //!
 //! The pure core (`wire`, `monitor`, `ulog`, `tlog`, `receipt`, `recorder`, `status`, `sniff`,
 //! `sortie`) takes bytes and times as arguments and never reads a clock or opens a socket.
-//! `daemon`, `sink` and `http` are the I/O shell; `cmd` holds the verbs; `config` is parsed once.
+//! `daemon`, `sink` and `http` are the I/O shell; `cmd` holds the verbs; `config` is parsed once;
+//! `catalog` keeps every ingested run in SQLite (its change computation is pure).
 //!
 //! Without the default `full` feature only the parsers and the rules remain (`wire`, `monitor`,
 //! `ulog` without its export, `tlog`, `receipt`, `recorder`, `sniff`, `analyze`, `sortie`; no
@@ -11,6 +12,8 @@
 //! the fuzz targets build.
 
 pub mod analyze;
+#[cfg(feature = "full")]
+pub mod catalog;
 #[cfg(feature = "full")]
 pub mod cmd;
 #[cfg(feature = "full")]
@@ -23,6 +26,8 @@ pub mod link;
 #[cfg(feature = "full")]
 pub mod logging;
 pub mod monitor;
+#[cfg(feature = "full")]
+pub mod pipeline;
 #[cfg(feature = "full")]
 pub mod publish;
 #[cfg(feature = "full")]

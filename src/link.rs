@@ -1,5 +1,6 @@
 //! Which configured link something came in on: an index into the config's `[[link]]` list,
-//! typed so it cannot be mixed up with a system id, a count or a message id.
+//! typed so it cannot be mixed up with a system id, a count or a message id; when a link's
+//! input arrived ([`Stamp`]); and what a link's state does ([`LinkChange`]).
 
 /// The most links one daemon takes (checked at config load).
 pub const MAX_LINKS: usize = 1024;
@@ -24,6 +25,25 @@ impl LinkId {
     pub fn index(self) -> usize {
         self.0 as usize
     }
+}
+
+/// When input arrived: the receiver's UTC and the kernel's `CLOCK_MONOTONIC`, read back to
+/// back at the read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    pub utc_ns: i64,
+    pub mono_ns: u64,
+}
+
+/// A link's state change, in the order it happened among its data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkChange {
+    /// The device is open and readable (a UDP link: its socket is bound).
+    Up { at: Stamp, detail: String },
+    /// The device went away (or could not be opened); the link keeps retrying.
+    Down { at: Stamp, reason: String },
+    /// A datagram from a source outside the link's allow-list.
+    Denied { peer: String },
 }
 
 #[cfg(test)]

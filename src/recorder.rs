@@ -8,7 +8,7 @@ use crate::monitor::MonitorInput;
 use crate::receipt::{self, Arrival, LineOptions, UtcMillis};
 use crate::wire::fields::FieldSelection;
 use crate::wire::scanner::{DatagramScanner, RejectReason, ScanItem, StreamScanner};
-use crate::wire::sequence::{SeqOutcome, SequenceTracker};
+use crate::wire::sequence::{SeqStats, SequenceTracker};
 use crate::wire::signing::SigningKeys;
 use crate::wire::Frame;
 
@@ -24,10 +24,7 @@ pub struct LinkCounters {
     /// Bytes that were not part of any receipt.
     pub bytes_skipped: u64,
     /// Sequence counts over every sender on the link; each only grows.
-    pub seq_lost: u64,
-    pub seq_duplicates: u64,
-    pub seq_late: u64,
-    pub seq_resets: u64,
+    pub sequence: SeqStats,
 }
 
 impl LinkCounters {
@@ -233,13 +230,9 @@ impl ReceiptWriter {
             ScanItem::Frame(frame) => {
                 counters.receipts += 1;
                 let sender = (link, frame.sysid, frame.compid);
-                match sequences.observe(sender, frame.seq) {
-                    SeqOutcome::Lost(n) => counters.seq_lost += n as u64,
-                    SeqOutcome::Duplicate => counters.seq_duplicates += 1,
-                    SeqOutcome::Late => counters.seq_late += 1,
-                    SeqOutcome::Reset => counters.seq_resets += 1,
-                    SeqOutcome::First | SeqOutcome::InOrder => {}
-                }
+                counters
+                    .sequence
+                    .count(sequences.observe(sender, frame.seq));
                 let batch = out.batch_for(arrival.utc_ns);
                 batch.receipts += 1;
                 batch.last_utc_ns = arrival.utc_ns;
@@ -334,7 +327,7 @@ mod tests {
         assert_eq!(
             (
                 c.receipts,
-                c.seq_lost,
+                c.sequence.lost,
                 c.rejects_of(RejectReason::Junk),
                 c.bytes_skipped
             ),
@@ -363,7 +356,7 @@ mod tests {
         assert_eq!(out.batches[1].day, 20_000);
         let c = r.counters();
         assert_eq!(
-            (c.seq_duplicates, c.rejects_of(RejectReason::Truncated)),
+            (c.sequence.duplicates, c.rejects_of(RejectReason::Truncated)),
             (1, 1)
         );
     }

@@ -4,6 +4,7 @@
 //! quarantined, 4 a file rejected (wrong kind, encrypted, unsupported), 78 bad config.
 
 pub mod analyze;
+pub mod catalog;
 pub mod check_config;
 pub mod range;
 pub mod reload;

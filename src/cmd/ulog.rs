@@ -11,13 +11,16 @@
 //! - `ulog report FILE --out report.html [--ground GROUND...]`: the post-sortie report, one
 //!   offline HTML file; with the ground's records, a ground lane on the plots' time axis (the
 //!   `sortie` timeline's ground side).
+//! - `ulog ingest ... --catalog FILE | --config FILE [--names FILE] [--manifest SHA256SUMS]`,
+//!   `ulog runs`, `ulog changes`, `ulog catalog rebuild`: the run catalog and the manifest check,
+//!   in `crate::cmd::catalog`.
 //!
 //! Exit codes: 0 all complete; 3 a log quarantined; 4 a file rejected (4 wins over 3); 1 a
 //! runtime failure (a file that cannot be opened or written), which wins over both. `record`
 //! gives 2 when the log has no such message or offset.
 
 use crate::ulog::display::human_size;
-use crate::ulog::ingest::{ingest_file, IngestOptions};
+use crate::ulog::ingest::{ingest_file, ingest_file_with_sha256, IngestOptions};
 use crate::ulog::inspect::{inspect, Target};
 use crate::ulog::profile::Profile;
 use crate::ulog::report::{Report, Status};
@@ -38,6 +41,15 @@ pub enum UlogCommand {
     Export(ExportArgs),
     /// Write the post-sortie report: one self-contained HTML file with plots
     Report(ReportArgs),
+    /// List the catalogued runs, one JSON line each, in the order they were flown
+    Runs(super::catalog::RunsArgs),
+    /// List every parameter change between one vehicle's runs, in order, one JSON line each
+    Changes(super::catalog::ChangesArgs),
+    /// Look after the run catalog
+    Catalog {
+        #[command(subcommand)]
+        cmd: super::catalog::CatalogCommand,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -88,6 +100,8 @@ pub struct IngestArgs {
     /// Expected-topic profile: Q4, T4, or a TOML file with `name` and `topics`
     #[arg(long)]
     pub profile: Option<String>,
+    #[command(flatten)]
+    pub catalog: super::catalog::IngestCatalogArgs,
 }
 
 #[derive(Debug, Args)]
@@ -119,6 +133,9 @@ pub fn run(cmd: UlogCommand) -> anyhow::Result<i32> {
         UlogCommand::Record(args) => run_record(args),
         UlogCommand::Export(args) => run_export(args),
         UlogCommand::Report(args) => run_report(args),
+        UlogCommand::Runs(args) => super::catalog::run_runs(args),
+        UlogCommand::Changes(args) => super::catalog::run_changes(args),
+        UlogCommand::Catalog { cmd } => super::catalog::run_catalog(cmd),
     }
 }
 
@@ -265,9 +282,17 @@ fn run_ingest(args: IngestArgs) -> anyhow::Result<i32> {
         std::fs::create_dir_all(&out_dir)
             .with_context(|| format!("creating report folder {}", out_dir.display()))?;
     }
+    let mut session =
+        super::catalog::IngestSession::start(&args.catalog, (!to_stdout).then_some(&*out_dir))?;
     let mut exit = 0;
     for file in &args.files {
-        let report = match ingest_one(file, profile.clone(), &quarantine_dir) {
+        let checked = session
+            .check_manifest(file)
+            .and_then(|rejected| match rejected {
+                Some(report) => Ok(report),
+                None => ingest_one(file, profile.clone(), &quarantine_dir),
+            });
+        let report = match checked {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("error: {}: {e:#}", file.display());
@@ -290,11 +315,16 @@ fn run_ingest(args: IngestArgs) -> anyhow::Result<i32> {
                 status_word(report.status)
             );
         }
-        let json = serde_json::to_string_pretty(&report).context("serialising the report")?;
+        let status = report.status;
+        let default_path = (!to_stdout).then(|| report_path(&out_dir, file));
+        let finished = session.finish(file, report, default_path)?;
+        exit = combine(exit, finished.exit);
+        let json =
+            serde_json::to_string_pretty(&finished.json).context("serialising the report")?;
         if to_stdout {
             println!("{json}");
         } else {
-            let path = report_path(&out_dir, file);
+            let path = finished.path.unwrap_or_else(|| report_path(&out_dir, file));
             if let Err(e) = std::fs::write(&path, format!("{json}\n")) {
                 eprintln!("error: writing {}: {e}", path.display());
                 exit = combine(exit, 1);
@@ -302,7 +332,7 @@ fn run_ingest(args: IngestArgs) -> anyhow::Result<i32> {
             }
             println!("{}", path.display());
         }
-        exit = combine(exit, report.status.exit_code());
+        exit = combine(exit, status.exit_code());
     }
     Ok(exit)
 }
@@ -349,7 +379,7 @@ fn ingest_one(
             None
         },
     };
-    ingest_file(file, options)
+    ingest_file_with_sha256(file, options)
 }
 
 fn run_info(args: InfoArgs) -> anyhow::Result<i32> {

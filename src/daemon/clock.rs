@@ -15,12 +15,7 @@ pub fn mono_ns() -> u64 {
     t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
 }
 
-/// Both, read back to back.
-#[derive(Debug, Clone, Copy)]
-pub struct Stamp {
-    pub utc_ns: i64,
-    pub mono_ns: u64,
-}
+pub use crate::link::Stamp;
 
 pub fn stamp() -> Stamp {
     Stamp {

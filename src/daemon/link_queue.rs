@@ -7,6 +7,7 @@
 
 use super::clock::{self, Stamp};
 use super::input::LinkInput;
+use crate::link::LinkChange;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -119,8 +120,11 @@ impl LinkSender {
     }
 
     /// A state change (up, down, denied): rare, never dropped, waits for room.
-    pub async fn note(&self, input: LinkInput) -> Result<(), Closed> {
-        self.tx.send(input).await.map_err(|_| Closed)
+    pub async fn note(&self, change: LinkChange) -> Result<(), Closed> {
+        self.tx
+            .send(LinkInput::Change(change))
+            .await
+            .map_err(|_| Closed)
     }
 
     fn count_overload(&self, bytes: u64) {

@@ -20,7 +20,8 @@ use crate::http::event_log::{EventLog, RING_EVENTS};
 use crate::http::history::BoardHistory;
 use crate::link::LinkId;
 use crate::monitor::event::{ReceiverKind, ReceiverState};
-use crate::monitor::{ClockWatch, Event, ReceiverEvent, UtcTime, Watch};
+use crate::monitor::{Event, ReceiverEvent, UtcTime};
+use crate::pipeline::{PipelineCore, PipelineSettings};
 use crate::recorder::{LinkRecorder, RecorderSettings};
 use crate::sink::rotating::Framing;
 use crate::sink::webhook::Webhook;
@@ -29,7 +30,7 @@ use crate::status::StatusSnapshot;
 use anyhow::Context;
 use events::EventSink;
 use link_queue::{link_queue, LinkShared};
-use pipeline::{LinkStatus, Pipeline, Sinks};
+use pipeline::{Pipeline, Sinks};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::signal::unix::{signal, SignalKind};
@@ -58,7 +59,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     };
     let mut link_tasks = Vec::new();
     let mut scanners = Vec::new();
-    let mut link_status = Vec::new();
+    let mut link_shares = Vec::new();
     // Bind every UDP socket before anything runs: a port in use is a clear, immediate error.
     for (id, link) in LinkId::all(config.links.len()).zip(&config.links) {
         let shared = LinkShared::new(link.queue_bytes);
@@ -74,7 +75,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             )
             .with_context(|| format!("link {}: cannot start its scanner", link.name))?,
         );
-        link_status.push(LinkStatus::new(link.name.clone(), shared));
+        link_shares.push(shared);
         match &link.kind {
             LinkTransport::Udp {
                 bind,
@@ -194,25 +195,21 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         message: Some(format!("config {}", config.file.display())),
         detail: Some(config.effective()),
     }));
-    let watch = Watch::new(config.watch_settings(), started_utc_ns);
-    let link_count = link_status.len();
+    let link_count = link_shares.len();
     let pipeline = Pipeline {
-        watch,
-        clock_watch: ClockWatch::new(),
+        core: PipelineCore::new(PipelineSettings {
+            watch: config.watch_settings(),
+            links: config.links.iter().map(|l| l.name.clone()).collect(),
+            started_utc_ns,
+        }),
         sinks: Sinks {
             receive,
             tlog,
             events,
         },
-        links: link_status,
+        links: link_shares,
         published,
-        started_utc_ns,
-        receipts_by_message: Default::default(),
         notifier: notify::Notifier::from_env(),
-        last_tick_ns: started_utc_ns,
-        clock_unreadable: false,
-        order: Default::default(),
-        drops_at_heartbeat: Default::default(),
         #[cfg(feature = "testing")]
         stall_file: std::env::var_os("FOXBORNE_TEST_STALL_FILE").map(std::path::PathBuf::from),
     };

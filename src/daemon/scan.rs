@@ -3,10 +3,9 @@
 //! work, so with one thread per link a flooded link uses its own share of the machine and never
 //! the pipeline's, the alert timer's or another link's.
 
-use super::clock::Stamp;
 use super::input::LinkInput;
 use super::link_queue::LinkShared;
-use crate::link::LinkId;
+use crate::pipeline::LinkBatch;
 use crate::recorder::{LinkCounters, LinkRecorder, Output};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -16,37 +15,6 @@ use tokio::sync::mpsc;
 /// or when the queue is empty.
 const MAX_BATCH_BYTES: usize = 1 << 20;
 const MAX_BATCH_INPUTS: usize = 1024;
-
-/// A link's state change, in the order it happened among its data.
-#[derive(Debug)]
-pub enum LinkNote {
-    Up { at: Stamp, detail: String },
-    Down { at: Stamp, reason: String },
-    Denied { peer: String },
-}
-
-/// Loss figures of one system on one link, summed over its components.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SequenceFigures {
-    pub received: u64,
-    pub lost: u64,
-    pub late: u64,
-}
-
-/// What a link's scanner hands the pipeline.
-#[derive(Debug)]
-pub struct LinkBatch {
-    pub link: LinkId,
-    pub out: Output,
-    /// Data inputs (datagrams, serial reads) this batch covers: the pipeline takes as many
-    /// stamps off the link's in-flight list once it has the batch's monitor input.
-    pub data_inputs: usize,
-    pub notes: Vec<LinkNote>,
-    /// The link's counters after this batch.
-    pub counters: LinkCounters,
-    /// Sequence figures by system id after this batch.
-    pub sequences: BTreeMap<u8, SequenceFigures>,
-}
 
 /// Starts the scanner thread of one link. It ends when the link's queue is closed and empty
 /// (its receive task ended) or the pipeline is gone.
@@ -65,7 +33,7 @@ pub fn spawn(
                     link: recorder.link(),
                     out: Output::default(),
                     data_inputs: 0,
-                    notes: Vec::new(),
+                    changes: Vec::new(),
                     counters: LinkCounters::default(),
                     sequences: BTreeMap::new(),
                 };
@@ -80,10 +48,7 @@ pub fn spawn(
                 shared.dequeued(taken_bytes);
                 batch.counters = recorder.counters().clone();
                 for ((_, sysid, _), stats) in recorder.sequences().stats() {
-                    let f = batch.sequences.entry(sysid).or_default();
-                    f.received += stats.received;
-                    f.lost += stats.lost;
-                    f.late += stats.late;
+                    batch.sequences.entry(sysid).or_default().add(stats);
                 }
                 if to_pipeline.blocking_send(batch).is_err() {
                     break;
@@ -116,17 +81,11 @@ fn handle(recorder: &mut LinkRecorder, input: LinkInput, batch: &mut LinkBatch) 
             batch.data_inputs += 1;
             bytes.len() as u64
         }
-        LinkInput::Up { at, detail, .. } => {
-            batch.notes.push(LinkNote::Up { at, detail });
-            0
-        }
-        LinkInput::Down { at, reason, .. } => {
-            recorder.stream_end(at.utc_ns, Some(at.mono_ns), &mut batch.out);
-            batch.notes.push(LinkNote::Down { at, reason });
-            0
-        }
-        LinkInput::Denied { peer, .. } => {
-            batch.notes.push(LinkNote::Denied { peer });
+        LinkInput::Change(change) => {
+            if let crate::link::LinkChange::Down { at, .. } = &change {
+                recorder.stream_end(at.utc_ns, Some(at.mono_ns), &mut batch.out);
+            }
+            batch.changes.push(change);
             0
         }
     }

@@ -6,6 +6,7 @@ use super::clock;
 use super::input::LinkInput;
 use super::link_queue::LinkSender;
 use crate::config::FlowControl;
+use crate::link::LinkChange;
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
@@ -63,7 +64,7 @@ pub async fn run(
                         _ = &mut settle, if !up => {
                             up = true;
                             let detail = format!("{} at {} baud", settings.path.display(), settings.baud);
-                            if queue.note(LinkInput::Up { at: clock::stamp(), detail }).await.is_err() {
+                            if queue.note(LinkChange::Up { at: clock::stamp(), detail }).await.is_err() {
                                 break 'outer;
                             }
                             reported_down = None;
@@ -83,7 +84,7 @@ pub async fn run(
                                     settings.baud
                                 );
                                 let at = clock::stamp();
-                                if queue.note(LinkInput::Up { at, detail }).await.is_err() {
+                                if queue.note(LinkChange::Up { at, detail }).await.is_err() {
                                     break 'outer;
                                 }
                                 reported_down = None;
@@ -104,7 +105,7 @@ pub async fn run(
         };
         if reported_down.is_none() {
             tracing::warn!(link = %name, reason = %failure, "serial link down; retrying");
-            let down = LinkInput::Down {
+            let down = LinkChange::Down {
                 at: clock::stamp(),
                 reason: failure.clone(),
             };

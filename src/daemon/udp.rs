@@ -5,6 +5,7 @@
 
 use super::input::LinkInput;
 use super::link_queue::{Closed, LinkSender};
+use crate::link::LinkChange;
 use crate::receipt::json_string;
 use ipnet::IpNet;
 use nix::sys::socket::{self, sockopt, ControlMessageOwned, MsgFlags, SockaddrStorage};
@@ -107,7 +108,7 @@ pub async fn run(
         .local_addr()
         .map(|a| a.to_string())
         .unwrap_or_default();
-    let up = LinkInput::Up {
+    let up = LinkChange::Up {
         at: super::clock::stamp(),
         detail: format!("listening on udp {local}"),
     };
@@ -167,7 +168,7 @@ pub async fn run(
                 .iter()
                 .any(|net| crate::config::network_contains(net, peer.ip()))
         {
-            let denied = LinkInput::Denied {
+            let denied = LinkChange::Denied {
                 peer: peer.to_string(),
             };
             if queue.note(denied).await.is_err() {

@@ -254,9 +254,16 @@ impl GapDetector {
 
 /// Records a receipt on `link` and learns the spacing since the previous receipt on that link.
 fn learn_link(config: &GapConfig, state: &mut SystemState, link: &str, recv_utc_ns: i64) {
-    let previous = state
-        .last_recv_by_link
-        .insert(link.to_string(), recv_utc_ns);
+    // The name is copied only the first time a system is heard on a link, not per heartbeat.
+    let previous = match state.last_recv_by_link.get_mut(link) {
+        Some(last) => Some(std::mem::replace(last, recv_utc_ns)),
+        None => {
+            state
+                .last_recv_by_link
+                .insert(link.to_string(), recv_utc_ns);
+            None
+        }
+    };
     if let Some(previous) = previous {
         let spacing = recv_utc_ns - previous;
         // Zero is a duplicate stamp; above the threshold is a gap (on this link at least).

@@ -106,6 +106,16 @@ impl MonitorInput {
         }
     }
 
+    /// The same input, as received on `link`.
+    pub fn on_link(mut self, link: LinkId) -> MonitorInput {
+        match &mut self {
+            MonitorInput::Heartbeat { link: l, .. } | MonitorInput::SystemTime { link: l, .. } => {
+                *l = link
+            }
+        }
+        self
+    }
+
     pub fn link(&self) -> LinkId {
         match *self {
             MonitorInput::Heartbeat { link, .. } | MonitorInput::SystemTime { link, .. } => link,

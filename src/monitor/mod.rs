@@ -1,13 +1,14 @@
 //! Pure monitors over receipts, shared by the live daemon and `analyze`: the telemetry_gap
 //! detector ([`gap`]), the SYSTEM_TIME latency estimator ([`latency`]), the receiver clock watch
-//! ([`ntp`]), what each system's heartbeat says of it ([`heartbeat`]), what they are fed ([`input`]) in event-time order ([`merge`]), and the events they
-//! produce ([`event`]).
+//! ([`ntp`]), what each system's heartbeat says of it ([`heartbeat`]), what they are fed ([`input`]) in event-time order ([`merge`]) by one
+//! loop ([`driver`]), and the events they produce ([`event`]).
 //!
 //! Nothing in this module reads a clock, opens a socket or touches a file. Time is always an
 //! argument: UTC as `i64` nanoseconds since the Unix epoch ([`utc`]). Each handler returns what
 //! happened (events, the next deadline) and the caller decides what to do with it, so the same
 //! code runs live (clocked by the wall clock and a timer) and offline (clocked by recorded times).
 
+pub mod driver;
 pub mod event;
 pub mod gap;
 pub mod heartbeat;
@@ -20,6 +21,7 @@ pub mod title;
 pub mod utc;
 pub mod watch;
 
+pub use driver::{Judged, MonitorDriver};
 pub use event::{
     ClockEvent, ClockState, CoverageEvent, CoverageState, DroppedEvent, Event, GapEvent, GapState,
     LatencyEvent, LinkEvent, LinkState, ReceiverEvent, ReceiverState, RemovedFolder,

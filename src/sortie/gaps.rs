@@ -19,7 +19,7 @@ impl GapReplay {
 
     /// One receipt on `link`: what fell due before it, then what it settles.
     pub fn receipt(&mut self, input: &MonitorInput, link: &str) -> Vec<Event> {
-        self.replay.receipt(input, link)
+        self.replay.receipt(input.clone(), link)
     }
 
     /// The end of the record: what is due at its last receipt (a gap still open stays open).

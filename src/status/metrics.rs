@@ -165,6 +165,26 @@ impl prometheus_client::collector::Collector for Snapshot {
         )?;
         family(
             &mut e,
+            "foxborne_sequence_anomalies",
+            "Frames whose sequence number was a repeat (duplicate), behind a later frame (late) or a sender starting over (reset), by link.",
+            None,
+            MetricType::Counter,
+            s.links.iter().flat_map(|l| {
+                [
+                    ("duplicate", l.seq_duplicates),
+                    ("late", l.seq_late),
+                    ("reset", l.seq_resets),
+                ]
+                .map(|(kind, n)| {
+                    (
+                        vec![("link", l.name.clone()), ("kind", kind.to_string())],
+                        counter(n),
+                    )
+                })
+            }),
+        )?;
+        family(
+            &mut e,
             "foxborne_open_gaps",
             "Systems with an open telemetry_gap.",
             None,

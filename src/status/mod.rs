@@ -183,7 +183,15 @@ pub struct LinkSnapshot {
     /// Rejects by reason (every reason listed, zeros included).
     pub rejects: BTreeMap<String, u64>,
     pub denied: u64,
+    /// Sequence counts over every sender on the link (each only grows): frames missing when
+    /// a later one came, repeated, arriving behind a later one, and senders that started over.
     pub seq_lost: u64,
+    #[serde(default)]
+    pub seq_duplicates: u64,
+    #[serde(default)]
+    pub seq_late: u64,
+    #[serde(default)]
+    pub seq_resets: u64,
     pub downs: u64,
     pub rate_per_s: f64,
     /// Input the receiver itself dropped, by reason: `overload` (the link's queue was full),
@@ -337,6 +345,9 @@ pub(crate) fn example() -> StatusSnapshot {
             bytes: 40_000,
             rejects: [("bad_crc".to_string(), 3), ("junk".to_string(), 1)].into(),
             seq_lost: 7,
+            seq_duplicates: 2,
+            seq_late: 1,
+            seq_resets: 1,
             rate_per_s: 20.0,
             dropped: [("overload".to_string(), 5), ("kernel".to_string(), 2)].into(),
             ..Default::default()

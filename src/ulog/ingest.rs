@@ -7,6 +7,7 @@
 
 use super::collect::Collector;
 use super::decoder::Section;
+use super::digest::Sha256Reader;
 use super::display::human_size;
 use super::error::{CutInside, ReadError};
 use super::profile::Profile;
@@ -69,18 +70,30 @@ pub fn malformed_reason(first: &ReadError, count: usize) -> String {
 /// Reads the log at `path` and builds its report. I/O failures are errors; everything about
 /// the content is in the report's status.
 pub fn ingest_file(path: &Path, options: IngestOptions<'_>) -> anyhow::Result<Report> {
+    ingest_path(path, options, false)
+}
+
+/// As [`ingest_file`], with the file's SHA-256 in the report (`sha256`), taken in the same pass.
+pub fn ingest_file_with_sha256(path: &Path, options: IngestOptions<'_>) -> anyhow::Result<Report> {
+    ingest_path(path, options, true)
+}
+
+fn ingest_path(path: &Path, options: IngestOptions<'_>, hash: bool) -> anyhow::Result<Report> {
     let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
     let size = file
         .metadata()
         .with_context(|| format!("reading the size of {}", path.display()))?
         .len();
-    let mut report = ingest_reader(
-        file,
-        &path.display().to_string(),
-        size,
-        options.profile.as_ref(),
-        options.progress,
-    )?;
+    let name = path.display().to_string();
+    let profile = options.profile.as_ref();
+    let mut report = if hash {
+        let mut hashed = Sha256Reader::new(file).with_context(|| format!("hashing {name}"))?;
+        let mut report = ingest_reader(&mut hashed, &name, size, profile, options.progress)?;
+        report.sha256 = Some(hashed.finish().with_context(|| format!("reading {name}"))?);
+        report
+    } else {
+        ingest_reader(file, &name, size, profile, options.progress)?
+    };
     if report.status == Status::Quarantined {
         if let Some(dir) = &options.quarantine_dir {
             report.quarantine = Some(quarantine(path, dir, &report)?);

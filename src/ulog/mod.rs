@@ -9,7 +9,8 @@
 //! - the report: `report` (its schema), `collect` (records to report content), with `periods`
 //!   (topic_stall), `gps` (the time anchor), `profile` (expected topics, failsafe parameters) and
 //!   `display` (number formats);
-//! - the shell: `ingest` (validate, quarantine, reject; file I/O), `inspect` (one record shown),
+//! - the shell: `ingest` (validate, quarantine, reject; file I/O) with `digest` (the file's
+//!   SHA-256 in the same pass), `inspect` (one record shown),
 //!   `summary` (`ulog info`). The verbs themselves are in `crate::cmd::ulog`;
 //! - after the ingest: `export` with `table` (Parquet/CSV tables; with the `full` feature
 //!   only), `html` with `series` (the report with plots) and `lane` (the ground lane drawn on
@@ -17,6 +18,7 @@
 
 pub mod collect;
 pub mod decoder;
+pub mod digest;
 pub mod display;
 pub mod error;
 #[cfg(feature = "full")]

@@ -49,6 +49,8 @@ pub struct Report {
     /// `["PX4 ULog, version 1", "Magic bytes verified"]` once the magic matched.
     pub validation: Vec<String>,
     pub size_bytes: u64,
+    /// The file's SHA-256 in lower-case hex (`ulog ingest` always sets it).
+    pub sha256: Option<String>,
     pub header: Option<HeaderReport>,
     /// Where the file ends inside a message (quarantined logs).
     pub truncation: Option<Truncation>,
@@ -91,6 +93,7 @@ impl Report {
             reason,
             validation: Vec::new(),
             size_bytes: 0,
+            sha256: None,
             header: None,
             truncation: None,
             malformed: Vec::new(),

@@ -21,8 +21,9 @@ pub enum SeqOutcome {
     Reset,
 }
 
-/// Totals for one sender. Every count only ever grows, so they can be exported as Prometheus
-/// `_total` counters.
+/// Sequence counts of one sender, or summed over several (a link's senders, a system's
+/// components). Every count only ever grows, so they can be exported as Prometheus `_total`
+/// counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SeqStats {
     pub received: u64,
@@ -33,20 +34,44 @@ pub struct SeqStats {
     pub late: u64,
     /// New sequences started by the sender.
     pub resets: u64,
-    last_seq: u8,
 }
 
 impl SeqStats {
-    /// Frames missing and never seen late, as a share of those sent, in percent. A late frame
-    /// makes up for one counted lost; `lost` itself never goes down.
+    /// Frames missing and never seen late: a late frame makes up for one counted lost, while
+    /// `lost` itself never goes down.
+    pub fn missing(&self) -> u64 {
+        self.lost.saturating_sub(self.late)
+    }
+
+    /// [`missing`](Self::missing) as a share of the frames sent, in percent.
     pub fn loss_percent(&self) -> f64 {
-        let missing = self.lost.saturating_sub(self.late);
-        let sent = self.received + missing;
+        let sent = self.received + self.missing();
         if sent == 0 {
             0.0
         } else {
-            100.0 * missing as f64 / sent as f64
+            100.0 * self.missing() as f64 / sent as f64
         }
+    }
+
+    /// Counts one received frame and what its sequence number showed.
+    pub fn count(&mut self, outcome: SeqOutcome) {
+        self.received += 1;
+        match outcome {
+            SeqOutcome::Lost(n) => self.lost += u64::from(n),
+            SeqOutcome::Duplicate => self.duplicates += 1,
+            SeqOutcome::Late => self.late += 1,
+            SeqOutcome::Reset => self.resets += 1,
+            SeqOutcome::First | SeqOutcome::InOrder => {}
+        }
+    }
+
+    /// Adds another sender's counts (summing over senders).
+    pub fn add(&mut self, other: &SeqStats) {
+        self.received += other.received;
+        self.lost += other.lost;
+        self.duplicates += other.duplicates;
+        self.late += other.late;
+        self.resets += other.resets;
     }
 }
 
@@ -73,8 +98,14 @@ pub fn classify(previous: u8, seq: u8) -> SeqOutcome {
 pub type SenderKey = (LinkId, u8, u8);
 
 #[derive(Debug, Default)]
+struct Sender {
+    stats: SeqStats,
+    last_seq: u8,
+}
+
+#[derive(Debug, Default)]
 pub struct SequenceTracker {
-    senders: HashMap<SenderKey, SeqStats>,
+    senders: HashMap<SenderKey, Sender>,
 }
 
 impl SequenceTracker {
@@ -84,35 +115,32 @@ impl SequenceTracker {
 
     /// Records a frame from a sender and says what its sequence number shows.
     pub fn observe(&mut self, sender: SenderKey, seq: u8) -> SeqOutcome {
-        let mut first = false;
-        let stats = self.senders.entry(sender).or_insert_with(|| {
-            first = true;
-            SeqStats::default()
-        });
-        stats.received += 1;
-        if first {
-            stats.last_seq = seq;
-            return SeqOutcome::First;
-        }
-        let outcome = classify(stats.last_seq, seq);
-        match outcome {
-            SeqOutcome::InOrder | SeqOutcome::First => stats.last_seq = seq,
-            SeqOutcome::Lost(n) => {
-                stats.lost += n as u64;
-                stats.last_seq = seq;
+        let outcome = match self.senders.get_mut(&sender) {
+            None => {
+                self.senders.insert(
+                    sender,
+                    Sender {
+                        stats: SeqStats::default(),
+                        last_seq: seq,
+                    },
+                );
+                SeqOutcome::First
             }
-            SeqOutcome::Duplicate => stats.duplicates += 1,
-            SeqOutcome::Late => stats.late += 1,
-            SeqOutcome::Reset => {
-                stats.resets += 1;
-                stats.last_seq = seq;
-            }
+            Some(known) => classify(known.last_seq, seq),
+        };
+        let known = self.senders.get_mut(&sender).expect("inserted above");
+        known.stats.count(outcome);
+        if matches!(
+            outcome,
+            SeqOutcome::InOrder | SeqOutcome::Lost(_) | SeqOutcome::Reset
+        ) {
+            known.last_seq = seq;
         }
         outcome
     }
 
     pub fn stats(&self) -> impl Iterator<Item = (SenderKey, &SeqStats)> {
-        self.senders.iter().map(|(k, v)| (*k, v))
+        self.senders.iter().map(|(k, v)| (*k, &v.stats))
     }
 }
 

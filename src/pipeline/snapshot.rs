@@ -1,0 +1,229 @@
+//! The daemon's state as one plain value ([`StatusSnapshot`]) for `/status`, `/metrics`, the
+//! board and the `status` verb, made from what the pipeline core holds at a time it is given.
+//! Pure.
+
+use super::links::LinkStatus;
+use crate::link::LinkId;
+use crate::monitor::heartbeat::{describe, LastHeartbeat};
+use crate::monitor::latency::LatencyEstimate;
+use crate::monitor::{format_utc_ms, ClockStatus, Watch};
+use crate::status::{
+    ClockSnapshot, HeartbeatSnapshot, LinkSnapshot, MessageCount, SequenceLoss, StatusSnapshot,
+    StreamSnapshot, VehicleLinkSnapshot, VehicleSnapshot, WebhookSnapshot,
+};
+use crate::wire::sequence::SeqStats;
+use std::collections::BTreeMap;
+
+/// Everything a snapshot is made of.
+pub struct Parts<'a> {
+    pub now_ns: i64,
+    pub started_utc_ns: i64,
+    pub watch: &'a Watch,
+    pub clock: Option<ClockStatus>,
+    pub links: &'a [LinkStatus],
+    pub receipts_by_message: &'a BTreeMap<(LinkId, u8, &'static str), u64>,
+    pub streams: Vec<StreamSnapshot>,
+    pub webhooks: Vec<WebhookSnapshot>,
+}
+
+pub fn snapshot(parts: Parts<'_>) -> StatusSnapshot {
+    let Parts {
+        now_ns,
+        started_utc_ns,
+        watch,
+        clock,
+        links,
+        receipts_by_message,
+        streams,
+        webhooks,
+    } = parts;
+    // A system's sequence counts over every link it was heard on.
+    let mut by_sysid: BTreeMap<u8, SeqStats> = BTreeMap::new();
+    let mut lost_by_link: BTreeMap<(LinkId, u8), u64> = BTreeMap::new();
+    for (link, status) in LinkId::all(links.len()).zip(links) {
+        for (&sysid, f) in &status.sequences {
+            by_sysid.entry(sysid).or_default().add(f);
+            *lost_by_link.entry((link, sysid)).or_default() += f.lost;
+        }
+    }
+    let ms = |ns: i64| ns as f64 / 1e6;
+    let vehicles = watch
+        .gap
+        .vehicles()
+        .into_iter()
+        .map(|v| {
+            let latency = watch.latency.estimate(v.sysid, now_ns);
+            let as_latency = |figure: fn(&LatencyEstimate) -> i64| {
+                latency.and_then(|l| l.as_latency_ns(figure(&l))).map(ms)
+            };
+            let heartbeats = watch.heartbeats.get(v.sysid);
+            VehicleSnapshot {
+                sysid: v.sysid,
+                name: v.name.clone(),
+                links: v.links.clone(),
+                last_heard_utc: v.last_recv_ns.map(format_utc_ms),
+                heartbeat_age_s: v.last_recv_ns.map(|t| (now_ns - t) as f64 / 1e9),
+                expected_interval_s: v.expected_interval_ns as f64 / 1e9,
+                open_gap: v
+                    .open_gap
+                    .as_ref()
+                    .and_then(|g| serde_json::to_value(g).ok()),
+                latency_p50_ms: as_latency(|l| l.p50_ns),
+                latency_p95_ms: as_latency(|l| l.p95_ns),
+                latency_max_ms: as_latency(|l| l.max_ns),
+                latency_resolution_ms: latency.map(|l| ms(l.resolution_ns)),
+                clock_offset_ms: latency.and_then(|l| l.clock_offset_ns).map(ms),
+                latency_histogram: watch.latency.histogram(v.sysid).map(|h| h.snapshot()),
+                loss_percent: by_sysid.get(&v.sysid).map_or(0.0, SeqStats::loss_percent),
+                first_heard_utc: heartbeats.and_then(|h| h.first_heard_ns).map(format_utc_ms),
+                per_link: links
+                    .iter()
+                    .filter_map(|l| {
+                        let figures = l.sequences.get(&v.sysid)?;
+                        Some(VehicleLinkSnapshot {
+                            link: l.name.clone(),
+                            frames: figures.received,
+                            frames_per_s: l.frame_rates.get(&v.sysid).copied().unwrap_or(0.0),
+                        })
+                    })
+                    .collect(),
+                heartbeat: heartbeats.and_then(|h| h.latest).map(heartbeat_snapshot),
+            }
+        })
+        .collect();
+    let link_snapshots = links
+        .iter()
+        .map(|l| {
+            let c = &l.counters;
+            LinkSnapshot {
+                name: l.name.clone(),
+                up: l.up,
+                detail: l.last_change_detail.clone(),
+                receipts: c.receipts,
+                bytes: c.bytes,
+                bytes_skipped: c.bytes_skipped,
+                rejects: crate::wire::RejectReason::ALL
+                    .iter()
+                    .map(|r| (r.as_str().to_string(), c.rejects_of(*r)))
+                    .collect(),
+                denied: l.denied,
+                seq_lost: c.sequence.lost,
+                seq_duplicates: c.sequence.duplicates,
+                seq_late: c.sequence.late,
+                seq_resets: c.sequence.resets,
+                downs: l.downs,
+                rate_per_s: l.rate_per_s,
+                dropped: [
+                    ("overload".to_string(), l.drops.0),
+                    ("kernel".to_string(), l.drops.1),
+                ]
+                .into(),
+            }
+        })
+        .collect();
+    let name = |link: LinkId| links[link.index()].name.clone();
+    StatusSnapshot {
+        utc: format_utc_ms(now_ns),
+        started_utc: format_utc_ms(started_utc_ns),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        clock: clock.map(|c| ClockSnapshot {
+            synchronised: c.synchronised,
+            max_error_us: c.max_error_us,
+        }),
+        vehicles,
+        links: link_snapshots,
+        streams,
+        open_gaps: watch.gap.open_gaps().len(),
+        receipts: receipts_by_message
+            .iter()
+            .map(|(&(link, sysid, msg), &count)| MessageCount {
+                link: name(link),
+                sysid,
+                msg: msg.to_string(),
+                count,
+            })
+            .collect(),
+        sequence_lost: lost_by_link
+            .into_iter()
+            .map(|((link, sysid), lost)| SequenceLoss {
+                link: name(link),
+                sysid,
+                lost,
+            })
+            .collect(),
+        webhooks,
+        http: None,
+        publish: None,
+        sites: Vec::new(),
+    }
+}
+
+/// The one-line `STATUS=` summary: links up, vehicles heard in the last minute, open gaps,
+/// receipts.
+pub fn summary(now_ns: i64, watch: &Watch, links: &[LinkStatus]) -> String {
+    let up = links.iter().filter(|l| l.up != Some(false)).count();
+    let heard = watch
+        .gap
+        .vehicles()
+        .iter()
+        .filter(|v| v.last_recv_ns.is_some_and(|t| now_ns - t < 60_000_000_000))
+        .count();
+    let gaps = watch.gap.open_gaps().len();
+    let receipts: u64 = links.iter().map(|l| l.counters.receipts).sum();
+    format!(
+        "links up {up}/{}, vehicles heard {heard}, open gaps {gaps}, receipts {receipts}",
+        links.len()
+    )
+}
+
+fn heartbeat_snapshot(last: LastHeartbeat) -> HeartbeatSnapshot {
+    let f = last.fields;
+    let words = describe(&f);
+    HeartbeatSnapshot {
+        utc: format_utc_ms(last.utc_ns),
+        compid: last.compid,
+        mav_type: f.mav_type,
+        autopilot: f.autopilot,
+        base_mode: f.base_mode,
+        custom_mode: f.custom_mode,
+        system_status: f.system_status,
+        type_name: words.vehicle_type,
+        autopilot_name: words.autopilot,
+        mode: words.mode,
+        status: words.status,
+        armed: words.armed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_heartbeat_snapshot_carries_the_fields_and_their_words() {
+        let last = LastHeartbeat {
+            compid: 1,
+            utc_ns: 1_790_000_000_000_000_000,
+            fields: crate::wire::fields::Heartbeat {
+                custom_mode: 6,
+                mav_type: 2,
+                autopilot: 3,
+                base_mode: 0x81,
+                system_status: 5,
+                mavlink_version: 3,
+            },
+        };
+        let s = heartbeat_snapshot(last);
+        assert_eq!(
+            (
+                s.mode.as_str(),
+                s.status.as_str(),
+                s.type_name.as_str(),
+                s.armed
+            ),
+            ("RTL", "CRITICAL", "QUADROTOR", true)
+        );
+        assert_eq!((s.mav_type, s.custom_mode, s.compid), (2, 6, 1));
+        assert_eq!(s.utc, format_utc_ms(last.utc_ns));
+    }
+}
