@@ -105,7 +105,39 @@ impl Nats {
         })
     }
 
+    /// Messages in the receipts stream that are receipts (subjects ending in a sysid, not the
+    /// sites' progress marks), as JetStream counts them by subject.
+    fn receipt_messages(&self) -> u64 {
+        use futures_util::StreamExt;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let client = async_nats::connect(self.url()).await.unwrap();
+            let js = async_nats::jetstream::new(client);
+            let stream = js.get_stream("FOXBORNE_RECEIPTS").await.unwrap();
+            let mut subjects = stream
+                .info_with_subjects("foxborne.receipts.>")
+                .await
+                .unwrap();
+            let mut total = 0u64;
+            while let Some(entry) = subjects.next().await {
+                let (subject, count) = entry.unwrap();
+                if subject
+                    .rsplit('.')
+                    .next()
+                    .is_some_and(|t| t.parse::<u8>().is_ok())
+                {
+                    total += count as u64;
+                }
+            }
+            total
+        })
+    }
+
     /// Messages in a stream, as JetStream reports them.
+    #[allow(dead_code)]
     fn stream_messages(&self, stream: &str) -> u64 {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -439,27 +471,54 @@ fn nats_down_for_5_s_loses_and_duplicates_nothing_and_never_pauses_receiving() {
     let udp = [west.udp_addr("radio1"), east.udp_addr("radio1")];
     west.wait_for("publishing the receive log", WAIT);
     east.wait_for("publishing the receive log", WAIT);
-    let stop = Arc::new(AtomicBool::new(false));
+    let range_config = format!(
+        "data_dir = \"{{dir}}/data\"\nfsync_interval_s = 0.05\n[range]\nnats_url = \"{}\"\nname = \"outage\"\n[gap]\nthreshold_s = 3.0\n[http]\nlisten = \"127.0.0.1:0\"\n",
+        nats.url()
+    );
+    let mut range = Daemon::start_verb("range-outage", "range", &range_config, &[], |_| {});
+    range.wait_for("range started", WAIT);
+    let (stop, quiet_6) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
     let sender = {
-        let stop = stop.clone();
+        let (stop, quiet_6) = (stop.clone(), quiet_6.clone());
         std::thread::spawn(move || {
-            // 200 msgs/s in all: sysids 1..=4, each site every other datagram.
+            // 200 msgs/s in all: sysids 1..=4 heard by both sites, each site every other
+            // datagram; and at 10 Hz sysid 5 by east alone, sysid 6 by west alone until it
+            // really goes quiet, when the outage starts.
             let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
             let started = Instant::now();
-            let mut n = 0u64;
+            let (mut n, mut sent) = (0u64, 0u64);
             while !stop.load(Ordering::SeqCst) {
                 sock.send_to(&hb(1 + (n % 4) as u8, n as u8), udp[(n / 4 % 2) as usize])
                     .unwrap();
+                sent += 1;
+                if n % 20 == 0 {
+                    sock.send_to(&hb(5, (n / 20) as u8), udp[1]).unwrap();
+                    sent += 1;
+                    if !quiet_6.load(Ordering::SeqCst) {
+                        sock.send_to(&hb(6, (n / 20) as u8), udp[0]).unwrap();
+                        sent += 1;
+                    }
+                }
                 n += 1;
                 let next = started + Duration::from_millis(n * 5);
                 std::thread::sleep(next.saturating_duration_since(Instant::now()));
             }
-            n
+            sent
         })
     };
     let receipts = |west: &Daemon, east: &Daemon| west.receipts().len() + east.receipts().len();
     assert!(common::eventually(WAIT, || receipts(&west, &east) > 200));
+    // The range hears all six before the outage.
+    assert!(common::eventually(WAIT, || {
+        let status: serde_json::Value =
+            serde_json::from_str(&common::http_get(&range.http_addr(), "/status")).unwrap();
+        status["vehicles"].as_array().is_some_and(|v| v.len() == 6)
+    }));
     let before_outage = receipts(&west, &east);
+    quiet_6.store(true, Ordering::SeqCst);
     nats.stop();
     // While NATS is away: a vehicle heard once goes quiet, and its gap is still raised on time.
     UdpSocket::bind("127.0.0.1:0")
@@ -486,18 +545,75 @@ fn nats_down_for_5_s_loses_and_duplicates_nothing_and_never_pauses_receiving() {
     let lines = receipts(&west, &east) as u64;
     assert_eq!(lines, sent + 1, "every datagram is a receipt");
     assert!(
-        common::eventually(Duration::from_secs(30), || nats
-            .stream_messages("FOXBORNE_RECEIPTS")
-            == lines),
+        common::eventually(Duration::from_secs(30), || nats.receipt_messages() == lines),
         "stream {} vs {lines} lines",
-        nats.stream_messages("FOXBORNE_RECEIPTS")
+        nats.receipt_messages()
     );
+    // The range, its input stalled through the outage, judged the backlog by its own times:
+    // one gap for 6 (really quiet from the outage's start), at its time, and 77's (heard once);
+    // none for 1..=4 (both sites) or 5 (east alone, heard throughout).
+    let range_gaps_of = |sysid: u64| -> Vec<serde_json::Value> {
+        range_gaps(&range)
+            .into_iter()
+            .filter(|g| g["sysid"] == sysid)
+            .collect()
+    };
+    assert!(common::eventually(WAIT, || !range_gaps_of(6).is_empty()
+        && !range_gaps_of(77).is_empty()));
+    let gaps = range_gaps(&range);
+    assert!(
+        gaps.iter()
+            .all(|g| (g["sysid"] == 6 || g["sysid"] == 77) && g["state"] == "open"),
+        "{gaps:#?}"
+    );
+    assert_eq!(gaps.len(), 2, "{gaps:#?}");
+    let six = &range_gaps_of(6)[0];
+    let at =
+        |key: &str| foxborne_receiver::monitor::parse_utc_ns(six[key].as_str().unwrap()).unwrap();
+    let late_ns = at("utc") - at("last_recv_utc");
+    assert!(
+        (3_000_000_000..3_100_000_000).contains(&late_ns),
+        "sysid 6's gap opened {late_ns} ns after its last heartbeat: {six}"
+    );
+    // Both sites' input was said stalled, then resumed.
+    let input: Vec<(String, String)> = events_of(&range, "coverage")
+        .iter()
+        .filter(|e| e["state"].as_str().unwrap().starts_with("site_input"))
+        .map(|e| {
+            (
+                e["site"].as_str().unwrap().to_string(),
+                e["state"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    for site in ["west", "east"] {
+        let states: Vec<&str> = input
+            .iter()
+            .filter(|(s, _)| s == site)
+            .map(|(_, state)| state.as_str())
+            .collect();
+        assert_eq!(
+            states,
+            ["site_input_stalled", "site_input_resumed"],
+            "{site}: {input:?}"
+        );
+    }
+    assert!(range.stop().success());
     for site in [&mut west, &mut east] {
-        let status: serde_json::Value =
-            serde_json::from_str(&common::http_get(&site.http_addr(), "/status")).unwrap();
+        let http = site.http_addr();
+        let status = || -> serde_json::Value {
+            serde_json::from_str(&common::http_get(&http, "/status")).unwrap()
+        };
+        // The publisher's counters are sampled as it goes: wait for the sample after the last ack.
+        assert!(
+            common::eventually(WAIT, || status()["publish"]["streams"][0]["pending_bytes"]
+                == 0),
+            "{}",
+            status()["publish"]
+        );
+        let status = status();
         let receipts = &status["publish"]["streams"][0];
         assert_eq!(receipts["name"], "receipts");
-        assert_eq!(receipts["pending_bytes"], 0);
         assert!(receipts["acked"].as_u64().unwrap() >= site.receipts().len() as u64);
         assert_eq!(status["publish"]["connected"], true);
         // The NATS connection has link events like any link: up, down in the outage, up again.

@@ -124,43 +124,106 @@ fn report_shows_status_anchor_plots_markers_and_evidence_commands() {
     assert!(html.contains("ulog record") && html.contains("--offset"));
 }
 
-#[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
-fn report_renders_in_headless_chromium() {
-    let Some(log) = common::corpus_log("pyulog_sample.ulg") else {
-        return;
-    };
-    let Some(browser) = common::browser::chromium() else {
-        return;
-    };
-    let dir = scratch("browser");
-    let html = dir.join("report.html");
-    assert_eq!(report(&log, &html).status.code(), Some(0));
-    let shot = dir.join("shot.png");
+/// Chromium's screenshot of `html` at 1400 x `height`, decoded.
+fn screenshot(browser: &Path, html: &Path, dir: &Path, height: u32) -> (Vec<u8>, Vec<[u8; 3]>) {
+    let shot = dir.join(format!(
+        "{}.png",
+        html.file_stem().unwrap().to_string_lossy()
+    ));
     let profile = dir.join("profile");
-    let run = common::browser::screenshot(&browser, &html, &shot, &profile, (1400, 2400));
+    let run = common::browser::screenshot(browser, html, &shot, &profile, (1400, height));
     assert!(
         shot.is_file(),
-        "no screenshot: {}",
+        "no screenshot of {}: {}",
+        html.display(),
         String::from_utf8_lossy(&run.stderr)
     );
-    let (w, h, pixels) = common::browser::decode_png(&std::fs::read(&shot).unwrap());
-    assert_eq!((w, h), (1400, 2400));
+    let png = std::fs::read(&shot).unwrap();
+    let (w, h, pixels) = common::browser::decode_png(&png);
+    assert_eq!((w, h), (1400, height as usize));
+    (png, pixels)
+}
+
+/// The page is not blank, and its plots are drawn in colour.
+fn assert_rendered(name: &str, pixels: &[[u8; 3]]) {
     let white = |p: &[u8; 3]| p.iter().all(|c| *c >= 245);
     let inked = pixels.iter().filter(|p| !white(p)).count();
     let share = inked as f64 / pixels.len() as f64;
     assert!(
         share > 0.03,
-        "the page looks blank: {share:.4} of pixels not white"
+        "{name}: the page looks blank: {share:.4} of pixels not white"
     );
     // Plot lines in colour, not just black text: the palette's blue is there.
     let blue = pixels
         .iter()
         .filter(|p| p[2] > 150 && p[0] < 90 && p[1] > 90 && p[1] < 160)
         .count();
-    assert!(blue > 500, "no plot line pixels ({blue})");
+    assert!(blue > 300, "{name}: no plot line pixels ({blue})");
+}
+
+/// Every corpus log's report, events and rules included, rendered by headless Chromium. With
+/// `FOXBORNE_ULOG_SCREENSHOT=docs/ulog-report.png`, the report of flightreview_ekf_failure.ulg
+/// is kept there (the README's picture).
+#[test]
+#[cfg_attr(
+    foxborne_no_corpus,
+    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
+)]
+fn report_renders_in_headless_chromium() {
+    let logs = common::corpus_logs();
+    let Some(browser) = common::browser::chromium() else {
+        return;
+    };
+    let dir = scratch("browser");
+    for log in &logs {
+        let name = log.file_stem().unwrap().to_string_lossy().to_string();
+        let html = dir.join(format!("{name}.html"));
+        assert_eq!(report(log, &html).status.code(), Some(0), "{name}");
+        let text = std::fs::read_to_string(&html).unwrap();
+        assert!(text.contains("<h2>Rules</h2>"), "{name}: rules table");
+        assert!(
+            text.contains("<h2>PX4 events</h2>"),
+            "{name}: events section"
+        );
+        // The yulelog files have no plots to draw: only the logs with data are judged by pixels.
+        if !name.starts_with("yulelog") {
+            assert!(
+                text.contains("<figcaption class=\"note\">read: "),
+                "{name}: what each plot read"
+            );
+            let (_, pixels) = screenshot(&browser, &html, &dir, 2400);
+            assert_rendered(&name, &pixels);
+        }
+    }
+    // The README's report: the failsafe and the sensor failure on the time axis, over the band.
+    let html = dir.join("flightreview_ekf_failure.html");
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        text.contains(">Failsafe warning: Attitude failure detected</text>"),
+        "failsafe label"
+    );
+    assert!(
+        text.contains(">Accelerometer sensor #0 failure: Timeout</text>"),
+        "sensor failure label"
+    );
+    assert!(
+        text.matches("class=\"mode-strip\"").count() >= 3 * 10,
+        "the band on every plot"
+    );
+    let (png, pixels) = screenshot(&browser, &html, &dir, 2400);
+    // The state band's Manual red and Position green strips are drawn.
+    let strip = |r: u8, g: u8, b: u8| {
+        pixels
+            .iter()
+            .filter(|p| p[0].abs_diff(r) < 40 && p[1].abs_diff(g) < 40 && p[2].abs_diff(b) < 40)
+            .count()
+    };
+    assert!(strip(0xd9, 0x40, 0x40) > 1000, "manual strip");
+    assert!(strip(0x40, 0xd9, 0x66) > 1000, "position strip");
+    if let Some(keep) = std::env::var_os("FOXBORNE_ULOG_SCREENSHOT") {
+        let keep = Path::new(env!("CARGO_MANIFEST_DIR")).join(keep);
+        std::fs::write(&keep, png).unwrap();
+        eprintln!("kept {}", keep.display());
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -227,6 +227,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             settings.clone(),
             config.data_dir.clone(),
             stats,
+            pipeline.sinks.receive.stats.clone(),
             side_events_tx,
             shutdown_rx.clone(),
         )),

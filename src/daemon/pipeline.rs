@@ -144,6 +144,7 @@ impl Pipeline {
                         shared.delivered(inputs);
                     }
                 }
+                Action::ReceiveLogThrough(utc_ns) => self.sinks.receive.complete_through(utc_ns),
                 Action::Publish(snapshot) => {
                     self.published.send_replace(Arc::from(snapshot));
                 }

@@ -307,6 +307,15 @@ pub enum CoverageState {
     SiteUnsynchronised,
     /// The site's receiver says its clock is synchronised again.
     SiteSynchronised,
+    /// The range's input from this site is stalled (its progress marks stopped: NATS away, the
+    /// site's network down, the range's consumer behind): its vehicles are not judged silent
+    /// from it until the input catches up, then by the receipts' own times.
+    SiteInputStalled,
+    /// The site's input caught up again.
+    SiteInputResumed,
+    /// Stalled for so long that the range judges without it: its vehicles heard nowhere else
+    /// may be in a gap, as far as the range can hear.
+    SiteInputLost,
 }
 
 /// A `coverage` event (built by the `range` view).
@@ -332,6 +341,13 @@ pub struct CoverageEvent {
     /// The site receiver's own estimate of its clock error (`site_unsynchronised`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_error_us: Option<i64>,
+    /// How far the site's input was behind the range's clock (`site_input_*`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behind_s: Option<f64>,
+    /// Receipts that came after the range had judged their time without them
+    /// (`site_input_resumed` after `site_input_lost`): kept in the coverage, not re-judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_receipts: Option<u64>,
     pub title: String,
 }
 

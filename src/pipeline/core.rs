@@ -34,7 +34,12 @@ pub struct PipelineCore {
     drops_at_heartbeat: HashMap<u8, Vec<u64>>,
     /// The kernel's NTP state could not be read (said once).
     clock_unreadable: bool,
+    /// The watermark last passed on as [`Action::ReceiveLogThrough`].
+    through_sent_ns: i64,
 }
+
+/// The receive log's completeness is passed on at most this often (of the watermark's time).
+const THROUGH_EVERY_NS: i64 = 100_000_000;
 
 impl PipelineCore {
     pub fn new(settings: PipelineSettings) -> Self {
@@ -48,6 +53,7 @@ impl PipelineCore {
             receipts_by_message: BTreeMap::new(),
             drops_at_heartbeat: HashMap::new(),
             clock_unreadable: false,
+            through_sent_ns: i64::MIN,
         }
     }
 
@@ -140,6 +146,12 @@ impl PipelineCore {
                     self.drops_at_heartbeat.insert(sysid, tick.dropped.to_vec());
                 }
             }
+        }
+        // Every batch taken so far was written before this: the receive log holds every
+        // receipt stamped up to the watermark once the writer has them.
+        if mark.saturating_sub(self.through_sent_ns) >= THROUGH_EVERY_NS {
+            self.through_sent_ns = mark;
+            actions.push(Action::ReceiveLogThrough(mark));
         }
         actions
     }

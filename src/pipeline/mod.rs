@@ -99,6 +99,10 @@ pub enum Action {
         link: LinkId,
         inputs: usize,
     },
+    /// Every receipt stamped before this instant has been handed to the receive writer (the
+    /// watermark): the publisher may say the receive log is complete that far once it is
+    /// written.
+    ReceiveLogThrough(i64),
     Publish(Box<StatusSnapshot>),
     /// systemd's `STATUS=` line.
     Status(String),

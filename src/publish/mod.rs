@@ -8,12 +8,25 @@
 //!
 //! Streams (created when missing, file storage): `FOXBORNE_RECEIPTS` with subjects
 //! `foxborne.receipts.<site>.<sysid>`, `FOXBORNE_EVENTS` with `foxborne.events.<site>.<kind>`.
+//!
+//! **Progress marks.** A site that hears nothing publishes nothing, and a site whose publishing
+//! stalls (NATS away, this site's network down) looks the same from the range; the range could
+//! only guess, and a guess raises false gaps for every vehicle at the outage and closes them
+//! absurdly short when the backlog comes. So the receipts stream also carries, on
+//! `foxborne.receipts.<site>.progress`, marks `{"complete_through_utc": T}` that say: every
+//! receipt this site stamped before T is in the stream, ahead of this mark. The publisher sends
+//! one (at most every [`PROGRESS_EVERY`]) once it has read the receive log to its end and had
+//! every line acknowledged, with T the instant the daemon's pipeline had handed every receipt
+//! before it to the receive writer and the writer had written them
+//! (`WriterStats::complete_through_ns`, read before the file was read). The range judges each
+//! site only as far as its marks go.
 
 pub mod follow;
 
 use crate::config::PublishSettings;
 use crate::monitor::event::{LinkKind, LinkState};
 use crate::monitor::{Event, LinkEvent, UtcTime};
+use crate::sink::writer::WriterStats;
 use follow::{Cursor, Follower, Line};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -30,6 +43,17 @@ const MAX_IN_FLIGHT: usize = 256;
 const DEDUPE_WINDOW: Duration = Duration::from_secs(3600);
 /// How often the follower looks for new lines when it has caught up.
 const POLL: Duration = Duration::from_millis(100);
+/// Progress marks go out at most this often (of the site's clock).
+pub const PROGRESS_EVERY: Duration = Duration::from_millis(500);
+/// The last subject token of a progress mark (`foxborne.receipts.<site>.progress`).
+pub const PROGRESS_TOKEN: &str = "progress";
+
+/// A progress mark as the receipts stream carries it.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct ProgressMark {
+    /// Every receipt this site stamped before this instant is in the stream before the mark.
+    pub complete_through_utc: String,
+}
 
 /// How long the streams keep messages when the `range` creates them first.
 pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(30 * 86_400);
@@ -115,21 +139,31 @@ pub fn message_id(site: &str, kind: &str, line: &Line) -> String {
 pub const NATS_LINK: &str = "nats";
 
 /// Starts publishing. The NATS connection's `link` events (up, down) go to `link_events`, for
-/// the events stream like any link's.
+/// the events stream like any link's. `receive_log` is the receive writer's counters, for the
+/// progress marks.
 pub fn spawn(
     settings: PublishSettings,
     data_dir: PathBuf,
     stats: Arc<PublishStats>,
+    receive_log: Arc<WriterStats>,
     link_events: mpsc::Sender<Event>,
     shutdown: watch::Receiver<bool>,
 ) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(run(settings, data_dir, stats, link_events, shutdown))
+    tokio::spawn(run(
+        settings,
+        data_dir,
+        stats,
+        receive_log,
+        link_events,
+        shutdown,
+    ))
 }
 
 async fn run(
     settings: PublishSettings,
     data_dir: PathBuf,
     stats: Arc<PublishStats>,
+    receive_log: Arc<WriterStats>,
     link_events: mpsc::Sender<Event>,
     mut shutdown: watch::Receiver<bool>,
 ) {
@@ -169,6 +203,7 @@ async fn run(
         data_dir.join("receive"),
         state_dir.join("receipts.cursor"),
         stats.clone(),
+        Some(receive_log),
         shutdown.clone(),
     ));
     let events = tokio::spawn(pump(
@@ -178,6 +213,7 @@ async fn run(
         data_dir.join("events"),
         state_dir.join("events.cursor"),
         stats,
+        None,
         shutdown,
     ));
     let _ = tokio::join!(receipts, events);
@@ -248,7 +284,9 @@ async fn connect(
     }
 }
 
-/// Publishes one file set from its persisted cursor, forever (until shutdown).
+/// Publishes one file set from its persisted cursor, forever (until shutdown), with progress
+/// marks when `complete` (the receive log's writer) is given.
+#[allow(clippy::too_many_arguments)]
 async fn pump(
     js: async_nats::jetstream::Context,
     site: String,
@@ -256,8 +294,10 @@ async fn pump(
     root: PathBuf,
     cursor_file: PathBuf,
     stats: Arc<PublishStats>,
+    complete: Option<Arc<WriterStats>>,
     mut shutdown: watch::Receiver<bool>,
 ) {
+    let mut marked_through = 0i64;
     let counters = match kind {
         Kind::Receipts => &stats.receipts,
         Kind::Events => &stats.events,
@@ -273,14 +313,25 @@ async fn pump(
         counters
             .pending_bytes
             .store(follower.pending_bytes(), Ordering::Relaxed);
-        let lines = match tokio::task::block_in_place(|| follower.read(MAX_IN_FLIGHT, 4 << 20)) {
-            Ok(lines) => lines,
-            Err(e) => {
-                tracing::warn!(error = %e, root = %root.display(), "publish: cannot read the files");
-                Vec::new()
-            }
-        };
+        // Read before the files: every receipt stamped before it is in them now.
+        let through = complete
+            .as_ref()
+            .map(|c| c.complete_through_ns.load(Ordering::Acquire));
+        let read = tokio::task::block_in_place(|| follower.read(MAX_IN_FLIGHT, 4 << 20));
+        let read_ok = read.is_ok();
+        let lines = read.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, root = %root.display(), "publish: cannot read the files");
+            Vec::new()
+        });
+        let read_to_the_end = read_ok && follower.pending_bytes() == 0;
         if lines.is_empty() {
+            if let Some(t) = through.filter(|&t| {
+                read_to_the_end && t - marked_through >= PROGRESS_EVERY.as_nanos() as i64
+            }) {
+                if publish_progress(&js, &site, t).await.is_ok() {
+                    marked_through = t;
+                }
+            }
             if saved != acked {
                 persist(&cursor_file, &acked);
                 saved = acked.clone();
@@ -294,6 +345,15 @@ async fn pump(
             Ok(()) => {
                 acked = lines.last().map(Line::end).unwrap_or(acked);
                 backoff = Duration::from_millis(200);
+                // Under steady load a read seldom comes back empty: this batch reached the end
+                // of what was written, so the mark holds after it too.
+                if let Some(t) = through.filter(|&t| {
+                    read_to_the_end && t - marked_through >= PROGRESS_EVERY.as_nanos() as i64
+                }) {
+                    if publish_progress(&js, &site, t).await.is_ok() {
+                        marked_through = t;
+                    }
+                }
                 persist(&cursor_file, &acked);
                 saved = acked.clone();
             }
@@ -310,6 +370,29 @@ async fn pump(
         }
     }
     persist(&cursor_file, &acked);
+}
+
+/// One progress mark, acknowledged: every line read before it was acknowledged already.
+async fn publish_progress(
+    js: &async_nats::jetstream::Context,
+    site: &str,
+    complete_through_ns: i64,
+) -> Result<(), String> {
+    let mark = ProgressMark {
+        complete_through_utc: crate::monitor::format_utc_ms(complete_through_ns),
+    };
+    let publish = async_nats::jetstream::context::Publish::build()
+        .payload(serde_json::to_vec(&mark).expect("a mark serialises").into())
+        .message_id(format!("{site}/{PROGRESS_TOKEN}/{complete_through_ns}"));
+    js.send_publish(
+        format!("foxborne.receipts.{site}.{PROGRESS_TOKEN}"),
+        publish,
+    )
+    .await
+    .map_err(|e| e.to_string())?
+    .await
+    .map_err(|e| e.to_string())?;
+    Ok(())
 }
 
 /// Sends every line, then awaits every ack in order: all acknowledged, or an error.

@@ -360,11 +360,13 @@ impl Coverage {
             silent_s: None,
             offset_s: None,
             max_error_us: None,
+            behind_s: None,
+            late_receipts: None,
             title,
         }
     }
 
-    fn site_event(
+    pub fn site_event(
         &self,
         at_ns: i64,
         state: CoverageState,
@@ -383,6 +385,8 @@ impl Coverage {
             silent_s: None,
             offset_s: None,
             max_error_us: None,
+            behind_s: None,
+            late_receipts: None,
             title,
         };
         fill(&mut event);

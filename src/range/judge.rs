@@ -1,27 +1,39 @@
-//! The range's judgement, pure: receipts from every site (as the sites published them) go into
-//! one gap detector per system id, each site standing for a link, so a vehicle heard by any site
-//! is not in a gap, and into the [`Coverage`] of the sites (which site hears which vehicle,
-//! silent sites, sites whose clock is off; a flagged site's times are corrected before they are
-//! judged). Its events are the receiver's own telemetry_gap events with `scope: "range"` and the
-//! `sites` that have heard the vehicle, and `coverage` events. While the consumer is catching up
-//! on a backlog, time is the receipts' own (as `analyze` replays a log); once caught up, the
-//! caller's clock.
+//! The range's judgement, pure: receipts from every site (as the sites published them) go
+//! through the same monitor driver as the daemon's links and `analyze`, each site standing for
+//! a link, so a vehicle heard by any site is not in a gap; and into the [`Coverage`] of the
+//! sites (which site hears which vehicle, silent sites, sites whose clock is off; a flagged
+//! site's times are corrected before they are judged). Time is judged only as far as every
+//! site's input is complete ([`SiteInputs`]: the sites' progress marks), so an outage of NATS
+//! or of a site's network neither raises a false gap nor hides a real one: the backlog is
+//! judged by its own times when it comes. Its events are the receiver's own telemetry_gap
+//! events with `scope: "range"` and the `sites` that have heard the vehicle, and `coverage`
+//! events.
 
 use super::coverage::Coverage;
-use crate::monitor::{parse_utc_ns, Event, GapConfig, GapDetector};
+use super::input::{InputChange, SiteInputs};
+use crate::monitor::driver::{self, MonitorDriver};
+use crate::monitor::event::CoverageState;
+use crate::monitor::{
+    parse_utc_ns, CoverageEvent, Event, GapConfig, GapDetector, MonitorInput, Watch, WatchSettings,
+};
 
 /// The part of a receipt line the range reads.
 #[derive(Debug, serde::Deserialize)]
 pub struct ReceiptHead {
     pub recv_utc: String,
     pub sysid: u8,
+    #[serde(default)]
+    pub compid: u8,
     pub msg: String,
 }
 
 pub struct RangeJudge {
-    detector: GapDetector,
+    driver: MonitorDriver,
     coverage: Coverage,
-    /// The latest receipt time seen (the clock while catching up).
+    inputs: SiteInputs,
+    /// How far the range has judged; never back.
+    judged_ns: i64,
+    /// The latest receipt time seen (the clock of sites without marks while catching up).
     latest_ns: i64,
 }
 
@@ -32,6 +44,11 @@ pub fn site_of(subject: &str) -> Option<&str> {
         (Some("foxborne"), Some("receipts"), Some(site)) if !site.is_empty() => Some(site),
         _ => None,
     }
+}
+
+/// Whether a receipt-stream subject is a site's progress mark (`foxborne.receipts.<site>.progress`).
+pub fn is_progress(subject: &str) -> bool {
+    subject.rsplit('.').next() == Some(crate::publish::PROGRESS_TOKEN)
 }
 
 /// The site of an event subject `foxborne.events.<site>.<kind>`, when the kind is `clock`.
@@ -60,9 +77,18 @@ impl RangeJudge {
             config.vehicles.clone(),
             config.ignore_sysids.clone(),
         );
+        let watch = Watch::new(
+            WatchSettings {
+                gap: config,
+                ..WatchSettings::default()
+            },
+            start_ns,
+        );
         RangeJudge {
-            detector: GapDetector::new(config, start_ns),
+            driver: MonitorDriver::new(watch, Vec::new()),
             coverage,
+            inputs: SiteInputs::default(),
+            judged_ns: start_ns,
             latest_ns: start_ns,
         }
     }
@@ -81,16 +107,39 @@ impl RangeJudge {
             .coverage
             .receipt(site, head.sysid, heartbeat, recv_ns, now_ns);
         self.latest_ns = self.latest_ns.max(judged_ns);
-        let mut events = self.poll(now_ns.unwrap_or(self.latest_ns));
-        events.extend(coverage.into_iter().map(Event::from));
-        if heartbeat {
-            events.extend(
-                self.detector
-                    .on_heartbeat(head.sysid, site, judged_ns)
-                    .into_iter()
-                    .map(Event::from),
-            );
+        let mut events: Vec<Event> = coverage.into_iter().map(Event::from).collect();
+        if heartbeat && self.inputs.admit(site, judged_ns, self.judged_ns) {
+            if let Some(link) = self.driver.link(site) {
+                self.driver.push(MonitorInput::Heartbeat {
+                    link,
+                    sysid: head.sysid,
+                    compid: head.compid,
+                    utc_ns: judged_ns,
+                    fields: None,
+                });
+            }
         }
+        events.extend(self.judge(now_ns));
+        events
+    }
+
+    /// A site's progress mark (`foxborne.receipts.<site>.progress`): every receipt it stamped
+    /// before the mark's time has come.
+    pub fn progress(&mut self, site: &str, line: &[u8], now_ns: Option<i64>) -> Vec<Event> {
+        let Ok(mark) = serde_json::from_slice::<crate::publish::ProgressMark>(line) else {
+            return Vec::new();
+        };
+        let Some(through_ns) = parse_utc_ns(&mark.complete_through_utc) else {
+            return Vec::new();
+        };
+        // On the range's corrected time, like the site's receipts, and never from the future.
+        let through_ns = self.coverage.judged_time(site, through_ns);
+        let through_ns = now_ns.map_or(through_ns, |now| through_ns.min(now));
+        let mut events = Vec::new();
+        if let Some(change) = self.inputs.mark(site, through_ns) {
+            events.push(self.input_event(site, change, through_ns));
+        }
+        events.extend(self.judge(now_ns));
         events
     }
 
@@ -109,31 +158,96 @@ impl RangeJudge {
             .collect()
     }
 
-    /// What falls due at `now_ns` (the live timer).
-    pub fn poll(&mut self, now_ns: i64) -> Vec<Event> {
+    /// The live timer at `now_ns`: sites whose input stalled, and what falls due as far as the
+    /// input is complete (the clock counting for sites without marks only when `caught_up`).
+    pub fn poll(&mut self, now_ns: i64, caught_up: bool) -> Vec<Event> {
         let mut events: Vec<Event> = self
-            .detector
+            .inputs
             .poll(now_ns)
             .into_iter()
-            .map(Event::from)
+            .map(|(site, change)| self.input_event(&site, change, now_ns))
             .collect();
-        events.extend(self.coverage.poll(now_ns).into_iter().map(Event::from));
+        events.extend(self.judge(caught_up.then_some(now_ns)));
         events
     }
 
+    /// Judges as far as every site's input is complete (`now_ns`, the range's clock when caught
+    /// up, for sites without marks; their latest receipt while catching up).
+    fn judge(&mut self, now_ns: Option<i64>) -> Vec<Event> {
+        let legacy = now_ns.unwrap_or(self.latest_ns);
+        let complete = self.inputs.complete_through(legacy).unwrap_or(legacy);
+        let mark = now_ns.map_or(complete, |now| complete.min(now));
+        self.judged_ns = self.judged_ns.max(mark);
+        let mut events: Vec<Event> =
+            driver::events(self.driver.advance(self.judged_ns, None)).collect();
+        events.extend(
+            self.coverage
+                .poll(self.judged_ns)
+                .into_iter()
+                .map(Event::from),
+        );
+        events
+    }
+
+    fn input_event(&self, site: &str, change: InputChange, at_ns: i64) -> Event {
+        let (state, title, behind, late) = match change {
+            InputChange::Stalled { behind_ns } => (
+                CoverageState::SiteInputStalled,
+                format!(
+                    "site {site}: the range's input from it is stalled ({:.1} s behind); its vehicles are judged when it catches up, by their own times",
+                    behind_ns as f64 / 1e9
+                ),
+                Some(behind_ns),
+                None,
+            ),
+            InputChange::Lost { behind_ns } => (
+                CoverageState::SiteInputLost,
+                format!(
+                    "site {site}: no input from it for {:.0} s; judging without it (its vehicles heard nowhere else may be in a gap, as far as the range hears)",
+                    behind_ns as f64 / 1e9
+                ),
+                Some(behind_ns),
+                None,
+            ),
+            InputChange::Resumed { late } => (
+                CoverageState::SiteInputResumed,
+                if late > 0 {
+                    format!("site {site}: input caught up; {late} heartbeats came for times already judged without it")
+                } else {
+                    format!("site {site}: input caught up")
+                },
+                None,
+                (late > 0).then_some(late),
+            ),
+        };
+        let event: CoverageEvent = self.coverage.site_event(at_ns, state, site, title, |e| {
+            e.behind_s = behind.map(|ns| ns as f64 / 1e9);
+            e.late_receipts = late;
+        });
+        Event::from(event)
+    }
+
     pub fn next_deadline(&self) -> Option<i64> {
-        match (self.detector.next_deadline(), self.coverage.next_deadline()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [
+            self.driver.next_deadline(),
+            self.coverage.next_deadline(),
+            self.inputs.next_deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     pub fn detector(&self) -> &GapDetector {
-        &self.detector
+        &self.driver.watch().gap
     }
 
     pub fn coverage(&self) -> &Coverage {
         &self.coverage
+    }
+
+    pub fn input_stalled(&self, site: &str) -> bool {
+        self.inputs.stalled(site)
     }
 }
 
@@ -191,7 +305,7 @@ mod tests {
             );
         }
         // Then silent everywhere: one gap, naming both sites.
-        let opened = gaps(judge.poll(T0 + 25 * S));
+        let opened = gaps(judge.poll(T0 + 25 * S, true));
         assert_eq!(opened.len(), 1);
         assert_eq!(opened[0].state, GapState::Open);
         let line: serde_json::Value =
@@ -227,5 +341,85 @@ mod tests {
         assert_eq!(line["scope"], "range");
         assert_eq!(line["max_error_us"], 16_000_000);
         assert_eq!(site_of("foxborne.events.north.link"), None);
+    }
+
+    fn mark(t_ns: i64) -> Vec<u8> {
+        format!(
+            r#"{{"complete_through_utc":"{}"}}"#,
+            crate::monitor::format_utc_ms(t_ns)
+        )
+        .into_bytes()
+    }
+
+    /// Two sites, NATS away for 5 s (no receipts and no marks reach the range; the range's
+    /// timer runs on). 41 is heard by both sites throughout, 42 by north throughout, 43 by
+    /// north until it really goes quiet in the outage. When the backlog comes: one gap, 43's,
+    /// at its true time; none for 41 or 42; and both sites said stalled, then resumed.
+    #[test]
+    fn an_outage_of_the_input_is_no_gap_and_a_real_silence_in_it_still_is() {
+        let mut judge = RangeJudge::new(GapConfig::with_threshold_s(3.0), T0);
+        let mut events = Vec::new();
+        // One site's second of receipts at `t` (as the sites stamped them), then its mark.
+        let beat = |judge: &mut RangeJudge, t: i64, now: Option<i64>, events: &mut Vec<Event>| {
+            let quiet_43 = t >= T0 + 12 * S;
+            events.extend(judge.receipt("north", &hb(t, 41), now));
+            events.extend(judge.receipt("south", &hb(t, 41), now));
+            events.extend(judge.receipt("north", &hb(t, 42), now));
+            if !quiet_43 {
+                events.extend(judge.receipt("north", &hb(t, 43), now));
+            }
+            events.extend(judge.progress("north", &mark(t + 1), now));
+            events.extend(judge.progress("south", &mark(t + 1), now));
+        };
+        for k in 0..10 {
+            let t = T0 + k * S;
+            beat(&mut judge, t, Some(t), &mut events);
+            events.extend(judge.poll(t + S / 2, true));
+        }
+        // The outage: 10 s to 15 s; the range's timer fires every half second and hears nothing.
+        for k in 20..31 {
+            events.extend(judge.poll(T0 + k * S / 2, true));
+        }
+        assert!(
+            gaps(events.clone()).is_empty(),
+            "a gap during the outage: {:#?}",
+            gaps(events.clone())
+        );
+        // NATS is back: the backlog 10..15 s arrives at once (the consumer behind), then live.
+        for k in 10..15 {
+            beat(&mut judge, T0 + k * S, None, &mut events);
+        }
+        for k in 15..20 {
+            let t = T0 + k * S;
+            beat(&mut judge, t, Some(t), &mut events);
+            events.extend(judge.poll(t + S / 2, true));
+        }
+        let gaps = gaps(events.clone());
+        assert!(gaps.iter().all(|g| g.sysid == 43), "{gaps:#?}");
+        assert_eq!(gaps.len(), 1, "{gaps:#?}");
+        assert_eq!(gaps[0].state, GapState::Open);
+        // Last heard at 11 s; open once the 3 s threshold passed after it, at 14 s (+1 ns).
+        assert!((T0 + 14 * S..T0 + 14 * S + S / 10).contains(&gaps[0].utc.ns()));
+        let input: Vec<(String, String)> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Coverage(c) if format!("{:?}", c.state).starts_with("SiteInput") => {
+                    Some((c.site.clone(), format!("{:?}", c.state)))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            input,
+            [
+                ("north", "SiteInputStalled"),
+                ("south", "SiteInputStalled"),
+                ("north", "SiteInputResumed"),
+                ("south", "SiteInputResumed")
+            ]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+        );
+        assert!(is_progress("foxborne.receipts.north.progress"));
+        assert!(!is_progress("foxborne.receipts.north.42"));
     }
 }

@@ -4,9 +4,11 @@
 //! events file, the journal, `/events` and the webhooks, as the receiver's do, and `/status`
 //! shows the vehicles. The consumer is acknowledged as receipts are judged, so a restart resumes
 //! where it stopped without re-alerting what was already alerted. A second durable consumer
-//! reads the sites' own `clock` events from `FOXBORNE_EVENTS`.
+//! reads the sites' own `clock` events from `FOXBORNE_EVENTS`. The sites' progress marks, in the
+//! receipts stream, tell the judge how far each site's input is complete ([`input`]).
 
 pub mod coverage;
+pub mod input;
 pub mod judge;
 
 use crate::config::range::RangeConfig;
@@ -186,8 +188,8 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
         tokio::select! {
             _ = sigterm.recv() => break,
             _ = sigint.recv() => break,
-            _ = tokio::time::sleep(until_due.unwrap_or(HOUSEKEEPING)), if caught_up && until_due.is_some() => {
-                emit(&sink, judge.poll(clock::utc_ns()));
+            _ = tokio::time::sleep(until_due.unwrap_or(HOUSEKEEPING)), if until_due.is_some() => {
+                emit(&sink, judge.poll(clock::utc_ns(), caught_up));
             }
             _ = housekeeping.tick() => {
                 unacked_count = 0;
@@ -216,7 +218,11 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
                     };
                     caught_up = message.info().map(|i| i.pending == 0).unwrap_or(true);
                     let now = caught_up.then(clock::utc_ns);
-                    emit(&sink, judge.receipt(&site, &message.payload, now));
+                    if judge::is_progress(&message.subject) {
+                        emit(&sink, judge.progress(&site, &message.payload, now));
+                    } else {
+                        emit(&sink, judge.receipt(&site, &message.payload, now));
+                    }
                     unacked_count += 1;
                     if unacked_count >= ACK_EVERY {
                         unacked_count = 0;
@@ -292,6 +298,7 @@ fn snapshot(judge: &RangeJudge, started_ns: i64) -> StatusSnapshot {
                 silent: site.silent,
                 clock_off: site.clock_off,
                 unsynchronised: site.unsynchronised,
+                input_stalled: judge.input_stalled(site.name),
             })
             .collect(),
         ..Default::default()

@@ -6,7 +6,7 @@
 
 use super::rotating::RotatingFile;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -25,6 +25,15 @@ pub struct Batch {
 enum Message {
     Batch(Batch),
     Reopen,
+    /// Every line stamped before this instant has been handed over (see
+    /// [`WriterHandle::complete_through`]).
+    Through(i64),
+}
+
+/// What waits in the writer thread's queue, in order.
+enum Queued {
+    Lines(Batch),
+    Through(i64),
 }
 
 /// What was dropped because the buffer was full: count and the receipt times it spans.
@@ -49,6 +58,10 @@ pub struct WriterStats {
     pub last_error: Mutex<Option<String>>,
     /// Drops not yet reported as a `dropped` event; taken by the pipeline.
     pub unreported_drops: Mutex<Option<Dropped>>,
+    /// UTC ns before which every line is in the file (0: not known yet): the last
+    /// [`WriterHandle::complete_through`] whose lines before it are all written. The publisher
+    /// reads it to say how far the receive log it published is complete.
+    pub complete_through_ns: AtomicI64,
 }
 
 pub struct WriterHandle {
@@ -111,6 +124,15 @@ impl WriterHandle {
         }
     }
 
+    /// Every line stamped before `utc_ns` has been offered: once the lines offered before this
+    /// call are written, the file is complete up to that instant
+    /// ([`WriterStats::complete_through_ns`]).
+    pub fn complete_through(&self, utc_ns: i64) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(Message::Through(utc_ns));
+        }
+    }
+
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -153,7 +175,7 @@ pub fn spawn_writer(
     let thread_name = name.to_string();
     let thread = std::thread::Builder::new().name(format!("write-{name}")).spawn(move || {
         let stats = thread_stats;
-        let mut queue: VecDeque<Batch> = VecDeque::new();
+        let mut queue: VecDeque<Queued> = VecDeque::new();
         let mut last_sync = Instant::now();
         let mut failing_since: Option<Instant> = None;
         let mut closing_since: Option<Instant> = None;
@@ -161,7 +183,8 @@ pub fn spawn_writer(
             let wait = if failing_since.is_some() { RETRY_EVERY } else { fsync_interval.saturating_sub(last_sync.elapsed()) };
             if closing_since.is_none() {
                 match rx.recv_timeout(wait) {
-                    Ok(Message::Batch(b)) => queue.push_back(b),
+                    Ok(Message::Batch(b)) => queue.push_back(Queued::Lines(b)),
+                    Ok(Message::Through(t)) => queue.push_back(Queued::Through(t)),
                     Ok(Message::Reopen) => {
                         write_queue(&mut file, &mut queue, &stats, &thread_name, &mut failing_since, now_utc_ns);
                         file.reopen();
@@ -172,7 +195,8 @@ pub fn spawn_writer(
                 // Take whatever else is already queued so it goes out in the same pass.
                 while let Ok(msg) = rx.try_recv() {
                     match msg {
-                        Message::Batch(b) => queue.push_back(b),
+                        Message::Batch(b) => queue.push_back(Queued::Lines(b)),
+                        Message::Through(t) => queue.push_back(Queued::Through(t)),
                         Message::Reopen => {
                             write_queue(&mut file, &mut queue, &stats, &thread_name, &mut failing_since, now_utc_ns);
                             file.reopen();
@@ -194,7 +218,10 @@ pub fn spawn_writer(
                     break;
                 }
                 if since.elapsed() > CLOSE_RETRY_FOR {
-                    for b in queue.drain(..) {
+                    for b in queue.drain(..).filter_map(|q| match q {
+                        Queued::Lines(b) => Some(b),
+                        Queued::Through(_) => None,
+                    }) {
                         stats.dropped_lines.fetch_add(b.lines, Ordering::Relaxed);
                         stats.dropped_at_close.fetch_add(b.lines, Ordering::Relaxed);
                         tracing::error!(file = %thread_name, lines = b.lines, "disk still failing at shutdown: lines dropped");
@@ -215,13 +242,21 @@ pub fn spawn_writer(
 
 fn write_queue(
     file: &mut RotatingFile,
-    queue: &mut VecDeque<Batch>,
+    queue: &mut VecDeque<Queued>,
     stats: &WriterStats,
     name: &str,
     failing_since: &mut Option<Instant>,
     now_utc_ns: fn() -> i64,
 ) {
-    while let Some(batch) = queue.front_mut() {
+    while let Some(queued) = queue.front_mut() {
+        let batch = match queued {
+            Queued::Lines(batch) => batch,
+            Queued::Through(t) => {
+                stats.complete_through_ns.fetch_max(*t, Ordering::Release);
+                queue.pop_front();
+                continue;
+            }
+        };
         match file.write(batch.day, batch.first_utc_ns, &batch.bytes) {
             Ok(()) => {
                 let size = batch.bytes.len() as u64;

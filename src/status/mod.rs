@@ -52,6 +52,10 @@ pub struct SiteSnapshot {
     /// Its receiver reported that its clock is not NTP-synchronised.
     #[serde(default)]
     pub unsynchronised: bool,
+    /// The range's input from it is stalled (its progress marks stopped): its vehicles are
+    /// not judged silent until it catches up.
+    #[serde(default)]
+    pub input_stalled: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

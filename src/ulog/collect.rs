@@ -2,6 +2,7 @@
 //! by the number of topics (not samples): per-topic counters and period summaries, the GPS
 //! offsets (bounded, see `gps`), and the log's messages, parameters and dropouts.
 
+use super::analysis::{Analysis, Analyzer};
 use super::decoder::Decoder;
 use super::format::FormatRegistry;
 use super::gps::{self, GpsFields, GpsInstance};
@@ -67,6 +68,8 @@ struct LastSample {
 struct Route {
     topic: usize,
     gps: Option<usize>,
+    /// Whether the analysis (rules, events) reads this topic's samples.
+    analyzed: bool,
 }
 
 /// Accumulates everything the report needs from a stream of records.
@@ -98,6 +101,8 @@ pub struct Collector {
     outlier_count: u64,
     unknown: Vec<Finding>,
     unknown_count: u64,
+    /// Events, rules and the state band.
+    analysis: Analyzer,
 }
 
 impl Collector {
@@ -164,6 +169,7 @@ impl Collector {
             duration_ms: (s.timestamp - s.clock) as f64 / 1000.0,
             median_period_ms: None,
             resumed_timestamp: None,
+            evidence: None,
         });
     }
 
@@ -214,12 +220,21 @@ impl Collector {
             duration_ms: 0.0,
             median_period_ms: None,
             resumed_timestamp: None,
+            evidence: None,
         });
     }
 
     /// Takes one record.
     pub fn observe(&mut self, located: &Located<'_>) {
         self.messages = located.message;
+        // Samples go to the analysis only for the topics it reads (looked up with the route
+        // below): the high-rate topics cost it nothing.
+        if matches!(
+            located.record,
+            Record::Subscription { .. } | Record::Unsubscription { .. }
+        ) {
+            self.analysis.observe(located, &self.initial);
+        }
         match &located.record {
             Record::Data(sample) => {
                 let Some(Some(route)) = self
@@ -229,6 +244,9 @@ impl Collector {
                 else {
                     return;
                 };
+                if route.analyzed {
+                    self.analysis.observe(located, &self.initial);
+                }
                 let index = route.topic;
                 self.data_samples += 1;
                 let suspect = match sample.timestamp {
@@ -310,7 +328,11 @@ impl Collector {
                         gps = Some(self.gps.len() - 1);
                     }
                 }
-                self.by_msg_id[id] = Some(Route { topic: index, gps });
+                self.by_msg_id[id] = Some(Route {
+                    topic: index,
+                    gps,
+                    analyzed: Analyzer::reads(&subscription.topic),
+                });
             }
             Record::Unsubscription { msg_id } => {
                 if let Some(slot) = self.by_msg_id.get_mut(usize::from(*msg_id)) {
@@ -382,6 +404,10 @@ impl Collector {
     /// state (formats for field names, header, flags).
     pub fn finish(mut self, decoder: &Decoder, profile: Option<&Profile>, report: &mut Report) {
         let formats = decoder.formats();
+        if let Some(s) = self.suspect.take() {
+            self.record_outlier(s, None);
+        }
+        let analysis = self.analyze();
         if let Some(h) = decoder.header() {
             let flags = decoder.flag_bits();
             report.header = Some(HeaderReport {
@@ -416,9 +442,6 @@ impl Collector {
             })
             .collect();
 
-        if let Some(s) = self.suspect.take() {
-            self.record_outlier(s, None);
-        }
         let log_end = self.robust_clock;
         let mut order: Vec<usize> = (0..self.topics.len()).collect();
         order.sort_by(|a, b| {
@@ -451,6 +474,7 @@ impl Collector {
                     duration_ms: f64::from(dropout.duration_ms),
                     median_period_ms: None,
                     resumed_timestamp: None,
+                    evidence: None,
                 });
             }
         }
@@ -464,6 +488,25 @@ impl Collector {
                 }
             }
         };
+        let Analysis {
+            events,
+            definitions,
+            rules,
+            modes,
+            ..
+        } = analysis;
+        report.rules = rules
+            .into_iter()
+            .map(|mut outcome| {
+                report
+                    .findings
+                    .extend(outcome.findings.drain(..).map(Finding::from_rule));
+                outcome
+            })
+            .collect();
+        report.events = events;
+        report.event_definitions = Some(definitions);
+        report.flight_modes = modes;
         count_note(&mut self.outliers, self.outlier_count);
         count_note(&mut self.unknown, self.unknown_count);
         report.findings.append(&mut self.outliers);
@@ -509,6 +552,22 @@ impl Collector {
         report.parameters.changes = std::mem::take(&mut self.changes);
         report.parameters.defaults = std::mem::take(&mut self.defaults);
         report.gps_anchor = Some(gps::anchor(&mut self.gps));
+    }
+}
+
+impl Collector {
+    /// Finishes the events and rules with the log's parameters and embedded definitions.
+    fn analyze(&mut self) -> Analysis {
+        let metadata = self
+            .multi_info
+            .get(crate::ulog::events::DEFINITIONS_KEY)
+            .and_then(|values| values.first())
+            .map(|(_, bytes)| bytes.as_slice());
+        let sha = match self.info.get(crate::ulog::events::DEFINITIONS_SHA256_KEY) {
+            Some(Value::Text(t)) => Some(t.as_str()),
+            _ => None,
+        };
+        std::mem::take(&mut self.analysis).finish(metadata, sha, &self.initial, self.robust_clock)
     }
 }
 
@@ -582,6 +641,7 @@ fn stall_findings(t: &TopicStats, log_end: u64) -> Vec<Finding> {
             duration_ms: micros as f64 / 1000.0,
             median_period_ms: Some(median as f64 / 1000.0),
             resumed_timestamp: resumed,
+            evidence: None,
         };
     let mut out: Vec<Finding> = t
         .periods

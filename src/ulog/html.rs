@@ -14,6 +14,7 @@
 //! Rendering ([`render`]) is pure: a report and series in, text out. [`report_file`] is the shell
 //! that reads the file (twice: once for the ingest report, once for the series).
 
+use super::band;
 use super::ingest::{ingest_file, IngestOptions};
 use super::lane::{GroundLane, LaneAxis, LaneKind};
 use super::profile::Profile;
@@ -145,6 +146,107 @@ pub fn default_specs() -> Vec<SeriesSpec> {
             "battery_status",
             Field("current_filtered_a", 1.0),
         ),
+        // Since v1.14 the torque and thrust setpoints have their own topics; before, they were
+        // actuator_controls_0.control[0..3] (thrust positive up; vehicle_thrust_setpoint's z
+        // is negative up).
+        s(
+            "Torque and thrust setpoints",
+            "roll torque",
+            "vehicle_torque_setpoint",
+            Field("xyz[0]", 1.0),
+        ),
+        s(
+            "Torque and thrust setpoints",
+            "roll torque",
+            "actuator_controls_0",
+            Field("control[0]", 1.0),
+        ),
+        s(
+            "Torque and thrust setpoints",
+            "pitch torque",
+            "vehicle_torque_setpoint",
+            Field("xyz[1]", 1.0),
+        ),
+        s(
+            "Torque and thrust setpoints",
+            "pitch torque",
+            "actuator_controls_0",
+            Field("control[1]", 1.0),
+        ),
+        s(
+            "Torque and thrust setpoints",
+            "yaw torque",
+            "vehicle_torque_setpoint",
+            Field("xyz[2]", 1.0),
+        ),
+        s(
+            "Torque and thrust setpoints",
+            "yaw torque",
+            "actuator_controls_0",
+            Field("control[2]", 1.0),
+        ),
+        s(
+            "Torque and thrust setpoints",
+            "thrust",
+            "vehicle_thrust_setpoint",
+            Field("xyz[2]", -1.0),
+        ),
+        s(
+            "Torque and thrust setpoints",
+            "thrust",
+            "actuator_controls_0",
+            Field("control[3]", 1.0),
+        ),
+        // Motor commands: actuator_motors (0 to 1) since v1.13; before, the outputs as the
+        // mixer wrote them (actuator_outputs, PWM in µs for most vehicles).
+        s(
+            "Motor outputs",
+            "motor 1",
+            "actuator_motors",
+            Field("control[0]", 1.0),
+        ),
+        s(
+            "Motor outputs",
+            "motor 1",
+            "actuator_outputs",
+            Field("output[0]", 1.0),
+        ),
+        s(
+            "Motor outputs",
+            "motor 2",
+            "actuator_motors",
+            Field("control[1]", 1.0),
+        ),
+        s(
+            "Motor outputs",
+            "motor 2",
+            "actuator_outputs",
+            Field("output[1]", 1.0),
+        ),
+        s(
+            "Motor outputs",
+            "motor 3",
+            "actuator_motors",
+            Field("control[2]", 1.0),
+        ),
+        s(
+            "Motor outputs",
+            "motor 3",
+            "actuator_outputs",
+            Field("output[2]", 1.0),
+        ),
+        s(
+            "Motor outputs",
+            "motor 4",
+            "actuator_motors",
+            Field("control[3]", 1.0),
+        ),
+        s(
+            "Motor outputs",
+            "motor 4",
+            "actuator_outputs",
+            Field("output[3]", 1.0),
+        ),
         s(
             "GPS fix and satellites",
             "fix type",
@@ -168,6 +270,37 @@ pub fn default_specs() -> Vec<SeriesSpec> {
             "satellites used",
             "vehicle_gps_position",
             Field("satellites_used", 1.0),
+        ),
+        s("GPS accuracy (m)", "eph", "sensor_gps", Field("eph", 1.0)),
+        s(
+            "GPS accuracy (m)",
+            "eph",
+            "vehicle_gps_position",
+            Field("eph", 1.0),
+        ),
+        s(
+            "GPS noise and jamming",
+            "jamming indicator",
+            "sensor_gps",
+            Field("jamming_indicator", 1.0),
+        ),
+        s(
+            "GPS noise and jamming",
+            "jamming indicator",
+            "vehicle_gps_position",
+            Field("jamming_indicator", 1.0),
+        ),
+        s(
+            "GPS noise and jamming",
+            "noise per ms",
+            "sensor_gps",
+            Field("noise_per_ms", 1.0),
+        ),
+        s(
+            "GPS noise and jamming",
+            "noise per ms",
+            "vehicle_gps_position",
+            Field("noise_per_ms", 1.0),
         ),
         s("CPU load (%)", "CPU load", "cpuload", Field("load", 100.0)),
         s(
@@ -264,6 +397,7 @@ pub fn report_file(
                         },
                         text: format!("{}: {}", super::record::level_name(l.level), l.text()),
                         message: located.message,
+                        label: None,
                     });
                 }
             }
@@ -272,6 +406,7 @@ pub fn report_file(
                 kind: MarkerKind::Dropout,
                 text: format!("dropout of {duration_ms} ms"),
                 message: located.message,
+                label: None,
             }),
             _ => {}
         }
@@ -298,6 +433,8 @@ pub enum MarkerKind {
     Finding,
     /// The start or end of a ground gap (`--ground`).
     GroundGap,
+    /// A PX4 event at notice or info level (warnings and errors are drawn as such).
+    Event,
 }
 
 impl MarkerKind {
@@ -308,6 +445,7 @@ impl MarkerKind {
             MarkerKind::Error => "#c0392b",
             MarkerKind::Finding => "#8e44ad",
             MarkerKind::GroundGap => LaneKind::Gap.color(),
+            MarkerKind::Event => "#16a085",
         }
     }
 }
@@ -319,6 +457,9 @@ pub struct Marker {
     pub kind: MarkerKind,
     pub text: String,
     pub message: u64,
+    /// Written beside the marker on the first plot (failsafes, and events at error level or
+    /// worse), not only on hover.
+    pub label: Option<String>,
 }
 
 const PALETTE: [&str; 6] = [
@@ -328,7 +469,9 @@ const WIDTH: f64 = 1300.0;
 const PLOT_H: f64 = 190.0;
 const LEFT: f64 = 70.0;
 const RIGHT: f64 = 20.0;
-const TOP: f64 = 28.0;
+const TOP: f64 = 40.0;
+/// The state band's strip sits above the plot area.
+const STRIP_TOP: f64 = 27.0;
 const BOTTOM: f64 = 26.0;
 
 /// Escapes text for HTML and SVG.
@@ -399,6 +542,7 @@ fn time_plot(
     lines: &[(&str, &Series)],
     axis: Axis,
     markers: &[Marker],
+    plot: &PlotExtras<'_>,
 ) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for (_, s) in lines {
@@ -452,7 +596,21 @@ fn time_plot(
         v += step;
     }
     time_ticks(out, axis, TOP + PLOT_H);
+    let to_x = |t: u64| axis.x(t);
+    band::draw(
+        out,
+        plot.band,
+        &band::Frame {
+            x: &to_x,
+            t0: axis.t0,
+            t1: axis.t1,
+            top: TOP,
+            height: PLOT_H,
+            strip_top: STRIP_TOP,
+        },
+    );
     // Markers behind the lines.
+    let mut labelled = 0usize;
     for m in markers {
         if m.t < axis.t0 || m.t > axis.t1 {
             continue;
@@ -479,6 +637,23 @@ fn time_plot(
                 )
             })
         );
+        if let (true, Some(label)) = (plot.labels, &m.label) {
+            let short: String = label.chars().take(60).collect();
+            // Right of the line, or left of it near the right edge; a row per label.
+            let (lx, anchor) = if x > WIDTH - RIGHT - 330.0 {
+                (x - 4.0, "end")
+            } else {
+                (x + 4.0, "start")
+            };
+            let _ = write!(
+                out,
+                r##"<text class="marker-label" x="{lx:.1}" y="{ly}" font-size="11" font-weight="bold" text-anchor="{anchor}" fill="{c}" stroke="#fff" stroke-width="3" paint-order="stroke">{t}</text>"##,
+                ly = TOP + 14.0 + 14.0 * (labelled % 4) as f64,
+                c = m.kind.color(),
+                t = esc(&short)
+            );
+            labelled += 1;
+        }
     }
     let mut legend_x = LEFT + 260.0;
     for (i, (label, s)) in lines.iter().enumerate() {
@@ -517,7 +692,22 @@ fn time_plot(
         );
         legend_x += 30.0 + 7.0 * label.len() as f64;
     }
-    out.push_str("</svg></figure>\n");
+    out.push_str("</svg>");
+    let _ = write!(
+        out,
+        r#"<figcaption class="note">read: {}</figcaption>"#,
+        esc(&plot.read.join(", "))
+    );
+    out.push_str("</figure>\n");
+}
+
+/// What a time plot draws besides its lines.
+struct PlotExtras<'a> {
+    band: &'a [band::Segment],
+    /// Write the labels of labelled markers (on the first plot only, to keep the rest clear).
+    labels: bool,
+    /// `topic.field` of each line drawn.
+    read: Vec<String>,
 }
 
 /// Seconds-since-boot ticks along the bottom of a plot.
@@ -585,6 +775,86 @@ fn track_plot(out: &mut String, north: &Series, east: &Series) {
     out.push('\n');
 }
 
+/// Each rule: evaluated or why not, what it read, its thresholds and where they come from.
+fn rules_table(out: &mut String, report: &Report) {
+    if report.rules.is_empty() {
+        return;
+    }
+    out.push_str("<h2>Rules</h2>\n<table><tr><th>rule</th><th>outcome</th><th>read</th><th>thresholds</th></tr>\n");
+    for r in &report.rules {
+        let outcome = match (&r.reason, r.found) {
+            (Some(reason), _) => reason.clone(),
+            (None, 0) => "evaluated: nothing found".to_string(),
+            (None, n) => format!("evaluated: {n} finding{}", if n == 1 { "" } else { "s" }),
+        };
+        let mut outcome = esc(&outcome);
+        for note in &r.notes {
+            let _ = write!(outcome, "<br><span class=\"note\">{}</span>", esc(note));
+        }
+        let thresholds: Vec<String> = r
+            .thresholds
+            .iter()
+            .map(|t| {
+                esc(&format!(
+                    "{} {} {}: {}",
+                    t.name,
+                    super::rules::threshold::trim(t.value),
+                    t.unit,
+                    t.source
+                ))
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "<tr><td><code>{}</code></td><td>{outcome}</td><td class=\"note\">{}</td><td class=\"note\">{}</td></tr>",
+            esc(r.rule),
+            esc(&r.read.join(", ")),
+            thresholds.join("<br>")
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+/// One row of a table of messages: time, level, text and the command that shows it.
+fn message_row(out: &mut String, file: &str, t: u64, level: &str, text: &str, message: u64) {
+    let _ = writeln!(
+        out,
+        "<tr><td>{:.3} s</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
+        t as f64 / 1e6,
+        esc(level),
+        esc(text),
+        esc(&record_command(file, message))
+    );
+}
+
+/// PX4's events, decoded with the log's definitions, each with its evidence command.
+fn events_table(out: &mut String, report: &Report) {
+    let Some(d) = &report.event_definitions else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "<h2>PX4 events</h2>\n<p class=\"note\">{}</p>",
+        esc(&d.detail)
+    );
+    if report.events.is_empty() {
+        out.push_str("<p>No events.</p>\n");
+        return;
+    }
+    out.push_str("<table><tr><th>time</th><th>level</th><th>message</th><th>evidence</th></tr>\n");
+    for e in report.events.iter().take(500) {
+        message_row(
+            out,
+            &report.file,
+            e.timestamp,
+            &e.level,
+            &e.message,
+            e.citation.message,
+        );
+    }
+    out.push_str("</table>\n");
+}
+
 /// The `ulog record` command that shows a cited message.
 pub fn record_command(file: &str, message: u64) -> String {
     format!(
@@ -624,7 +894,7 @@ body{{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24
 h1{{font-size:22px;margin:0 0 8px}} h2{{font-size:17px;margin:26px 0 6px;border-bottom:1px solid #ddd;padding-bottom:3px}}
 table{{border-collapse:collapse;font-size:13px}} td,th{{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}}
 th{{background:#f4f4f6}} code{{font-size:12px;background:#f4f4f6;padding:1px 4px}}
-figure{{margin:6px 0}} .status{{display:inline-block;padding:3px 10px;border-radius:4px;font-weight:bold;color:#fff}}
+figure{{margin:6px 0}} figcaption{{margin:0 0 0 70px}} .status{{display:inline-block;padding:3px 10px;border-radius:4px;font-weight:bold;color:#fff}}
 .complete{{background:#27ae60}} .quarantined{{background:#e67e22}} .rejected{{background:#c0392b}}
 .legend span{{display:inline-block;margin-right:16px;font-size:12px}} .top{{display:flex;gap:28px;align-items:flex-start}} .note{{color:#555;font-size:13px}}
 </style></head><body>
@@ -778,6 +1048,15 @@ figure{{margin:6px 0}} .status{{display:inline-block;padding:3px 10px;border-rad
             kind: MarkerKind::Finding,
             text: f.title.clone(),
             message: f.message,
+            label: (f.kind == "failsafe_entered").then(|| {
+                // The announcement up to its first appended health message.
+                let reason = f.evidence.as_ref().and_then(|e| e.reason.as_deref());
+                match reason.map(|r| r.split(';').next().unwrap_or(r).trim()) {
+                    Some(r) if r.to_lowercase().contains("failsafe") => r.to_string(),
+                    Some(r) => format!("failsafe: {r}"),
+                    None => f.title.clone(),
+                }
+            }),
         });
     }
     if let Some(lane) = ground {
@@ -788,15 +1067,33 @@ figure{{margin:6px 0}} .status{{display:inline-block;padding:3px 10px;border-rad
                     kind: MarkerKind::GroundGap,
                     text: format!("ground: {}", item.text),
                     message: 0,
+                    label: None,
                 });
             }
         }
     }
+    for e in &report.events {
+        let level = e.level.as_str();
+        let kind = match level {
+            "EMERGENCY" | "ALERT" | "CRITICAL" | "ERROR" => MarkerKind::Error,
+            "WARNING" => MarkerKind::Warning,
+            _ => MarkerKind::Event,
+        };
+        markers.push(Marker {
+            t: e.timestamp,
+            kind,
+            text: format!("event {level}: {}", e.message),
+            message: e.citation.message,
+            label: (kind == MarkerKind::Error).then(|| e.message.clone()),
+        });
+    }
+    let band_segments = band::segments(&report.flight_modes, axis.t1);
     out.push_str("<h2>Flight</h2>\n<p class=\"legend\">");
     let mut legend = vec![
         (MarkerKind::Dropout, "dropout"),
-        (MarkerKind::Warning, "logged warning"),
-        (MarkerKind::Error, "logged error"),
+        (MarkerKind::Warning, "logged warning or warning event"),
+        (MarkerKind::Error, "logged error or error event"),
+        (MarkerKind::Event, "PX4 event"),
         (MarkerKind::Finding, "finding"),
     ];
     if ground.is_some() {
@@ -813,6 +1110,15 @@ figure{{margin:6px 0}} .status{{display:inline-block;padding:3px 10px;border-rad
         );
     }
     out.push_str("<span>time axis: seconds since boot; hover a marker for its text</span></p>\n");
+    if band_segments.is_empty() {
+        out.push_str(
+            "<p class=\"note\">Flight modes: no vehicle_status in the log, so no state band.</p>\n",
+        );
+    } else {
+        out.push_str("<p class=\"legend\">Flight modes (vehicle_status.nav_state, arming_state, failsafe), as a band across every plot: ");
+        band::legend(&mut out, &band_segments);
+        out.push_str("</p>\n");
+    }
     if let Some(lane) = ground {
         super::lane::draw(
             &mut out,
@@ -826,6 +1132,7 @@ figure{{margin:6px 0}} .status{{display:inline-block;padding:3px 10px;border-rad
             },
         );
     }
+    let mut first_plot = true;
 
     let mut panels: Vec<&str> = Vec::new();
     for s in specs {
@@ -837,10 +1144,12 @@ figure{{margin:6px 0}} .status{{display:inline-block;padding:3px 10px;border-rad
         // Lines of the same label are alternatives (older and newer field names): the first
         // the log has is drawn.
         let mut lines: Vec<(&str, &Series)> = Vec::new();
+        let mut read: Vec<String> = Vec::new();
         for (s, data) in specs.iter().zip(series) {
             if s.panel == panel && !data.points.is_empty() && !lines.iter().any(|l| l.0 == s.label)
             {
                 lines.push((s.label, data));
+                read.push(s.describe());
             }
         }
         if panel == "Track" {
@@ -854,7 +1163,13 @@ figure{{margin:6px 0}} .status{{display:inline-block;padding:3px 10px;border-rad
             );
             continue;
         }
-        time_plot(&mut out, panel, &lines, axis, &markers);
+        let extras = PlotExtras {
+            band: &band_segments,
+            labels: first_plot,
+            read,
+        };
+        time_plot(&mut out, panel, &lines, axis, &markers, &extras);
+        first_plot = false;
     }
 
     // Findings, with their evidence commands.
@@ -905,6 +1220,9 @@ figure{{margin:6px 0}} .status{{display:inline-block;padding:3px 10px;border-rad
         out.push_str("</table>\n");
     }
 
+    rules_table(&mut out, report);
+    events_table(&mut out, report);
+
     // Logged warnings and errors.
     let serious: Vec<_> = report
         .logged_messages
@@ -922,13 +1240,13 @@ figure{{margin:6px 0}} .status{{display:inline-block;padding:3px 10px;border-rad
     if !serious.is_empty() {
         out.push_str("<h2>Logged warnings and errors</h2>\n<table><tr><th>time</th><th>level</th><th>text</th><th>evidence</th></tr>\n");
         for m in serious.iter().take(200) {
-            let _ = writeln!(
-                out,
-                "<tr><td>{:.3} s</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
-                m.timestamp as f64 / 1e6,
-                esc(&m.level_name),
-                esc(&m.text),
-                esc(&record_command(&report.file, m.message))
+            message_row(
+                &mut out,
+                &report.file,
+                m.timestamp,
+                &m.level_name,
+                &m.text,
+                m.message,
             );
         }
         out.push_str("</table>\n");

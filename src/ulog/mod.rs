@@ -16,11 +16,14 @@
 //!   only), `html` with `series` (the report with plots) and `lane` (the ground lane drawn on
 //!   its time axis by `ulog report --ground`).
 
+pub mod analysis;
+pub mod band;
 pub mod collect;
 pub mod decoder;
 pub mod digest;
 pub mod display;
 pub mod error;
+pub mod events;
 #[cfg(feature = "full")]
 pub mod export;
 pub mod format;
@@ -29,12 +32,17 @@ pub mod html;
 pub mod ingest;
 pub mod inspect;
 pub mod lane;
+pub mod modes;
 pub mod periods;
 pub mod profile;
 pub mod reader;
 pub mod record;
 pub mod report;
+#[cfg(any(test, feature = "testing"))]
+pub mod rewrite;
+pub mod rules;
 pub mod series;
+pub mod signals;
 pub mod summary;
 #[cfg(feature = "full")]
 pub mod table;

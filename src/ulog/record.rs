@@ -151,6 +151,17 @@ pub enum Record<'a> {
     },
 }
 
+/// The slot of `msg_id` in a table indexed by `msg_id` (grown as needed), emptied: a new
+/// subscription to that `msg_id` replaces whatever routed its samples before.
+pub fn route_slot<T: Default>(routes: &mut Vec<T>, msg_id: u16) -> &mut T {
+    let id = usize::from(msg_id);
+    if routes.len() <= id {
+        routes.resize_with(id + 1, T::default);
+    }
+    routes[id] = T::default();
+    &mut routes[id]
+}
+
 /// A record with its place in the file.
 #[derive(Debug, Clone)]
 pub struct Located<'a> {

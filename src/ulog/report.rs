@@ -4,8 +4,11 @@
 //! `findings`. A quarantined or rejected log has empty lists and a null anchor: nothing from it
 //! is shown as complete.
 
+use super::events::{DefinitionsReport, Event};
 use super::gps::GpsAnchor;
+use super::modes::ModeChange;
 use super::profile::ExpectedTopics;
+use super::rules::{RuleFinding, RuleOutcome};
 use super::value::Value;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -72,6 +75,14 @@ pub struct Report {
     pub gps_anchor: Option<GpsAnchor>,
     pub findings: Vec<Finding>,
     pub appended_data: Vec<AppendedData>,
+    /// PX4 events decoded with the log's own definitions, as pyulog lists them.
+    pub events: Vec<Event>,
+    /// Whether the log embeds event definitions, and what became of its event samples.
+    pub event_definitions: Option<DefinitionsReport>,
+    /// Each rule: whether it was evaluated (and why not), what it read, its thresholds.
+    pub rules: Vec<RuleOutcome>,
+    /// The state band: changes of `vehicle_status` nav_state, arming and failsafe flag.
+    pub flight_modes: Vec<ModeChange>,
 }
 
 impl Report {
@@ -111,6 +122,10 @@ impl Report {
             gps_anchor: None,
             findings: Vec::new(),
             appended_data: Vec::new(),
+            events: Vec::new(),
+            event_definitions: None,
+            rules: Vec::new(),
+            flight_modes: Vec::new(),
         }
     }
 }
@@ -223,7 +238,8 @@ pub struct Dropout {
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Finding {
-    /// `log_dropout` or `topic_stall`.
+    /// `log_dropout`, `topic_stall`, `timestamp_outlier`, `unknown_message_type`, or a rule's
+    /// name (`failsafe_entered`, `gps_quality_drop`, ...).
     pub kind: String,
     pub title: String,
     /// For a dropout: the topic of the last sample before it.
@@ -236,6 +252,28 @@ pub struct Finding {
     /// For a stall: the topic's median period and when it resumed (null: not before the end).
     pub median_period_ms: Option<f64>,
     pub resumed_timestamp: Option<u64>,
+    /// A rule's finding: the values that crossed (each cited), thresholds, cause and reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<RuleFinding>,
+}
+
+impl Finding {
+    /// The report's form of a rule's finding: `resumed_timestamp` is when it cleared.
+    pub fn from_rule(f: RuleFinding) -> Finding {
+        Finding {
+            kind: f.rule.to_string(),
+            title: f.title.clone(),
+            topic: Some(f.citation.topic.clone()),
+            multi_id: Some(f.citation.multi_id),
+            timestamp: f.timestamp,
+            message: f.citation.message,
+            offset: f.citation.offset,
+            duration_ms: f.duration_ms,
+            median_period_ms: None,
+            resumed_timestamp: f.end_timestamp,
+            evidence: Some(f),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]

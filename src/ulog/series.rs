@@ -5,7 +5,7 @@
 //! Pure: records in, series out.
 
 use super::format::{BasicType, FlatField};
-use super::record::{Located, Record};
+use super::record::{route_slot, Located, Record};
 use super::value::decode_basic;
 use std::collections::HashMap;
 
@@ -28,6 +28,21 @@ pub struct SeriesSpec {
     pub label: &'static str,
     pub topic: &'static str,
     pub extract: Extract,
+}
+
+impl SeriesSpec {
+    /// What the line reads: `topic.field` (with its scale), or the quaternion it turns into an
+    /// angle.
+    pub fn describe(&self) -> String {
+        match self.extract {
+            Extract::Field(name, 1.0) => format!("{}.{name}", self.topic),
+            Extract::Field(name, scale) => format!("{}.{name} × {scale}", self.topic),
+            Extract::Euler(name, which) => {
+                let angle = ["roll", "pitch", "yaw"][which.min(2)];
+                format!("{}.{name} as {angle}", self.topic)
+            }
+        }
+    }
 }
 
 /// The collected points of one spec.
@@ -135,10 +150,7 @@ impl SeriesCollector {
                 formats,
             } => {
                 let id = usize::from(subscription.msg_id);
-                if self.routes.len() <= id {
-                    self.routes.resize(id + 1, Vec::new());
-                }
-                self.routes[id].clear();
+                route_slot(&mut self.routes, subscription.msg_id);
                 if subscription.multi_id != 0 {
                     return;
                 }

@@ -103,6 +103,24 @@ pub fn render(r: &Report) -> String {
                 .sum::<u64>()
         ),
     );
+    line(
+        &mut out,
+        "rules",
+        format!(
+            "{} of {} evaluated",
+            r.rules.iter().filter(|x| x.evaluated).count(),
+            r.rules.len()
+        ),
+    );
+    for x in &r.rules {
+        let what = match (&x.reason, x.found) {
+            (Some(reason), _) => reason.clone(),
+            (None, 0) => "nothing found".to_string(),
+            (None, 1) => "1 finding".to_string(),
+            (None, n) => format!("{n} findings"),
+        };
+        let _ = writeln!(out, "  {:<40} {what}", x.rule);
+    }
     line(&mut out, "findings", r.findings.len());
     for f in &r.findings {
         let _ = writeln!(
@@ -111,6 +129,23 @@ pub fn render(r: &Report) -> String {
             f.title,
             grouped(f.message),
             grouped(f.offset)
+        );
+    }
+    if let Some(d) = &r.event_definitions {
+        line(
+            &mut out,
+            "events",
+            format!("{} shown; {}", r.events.len(), d.detail),
+        );
+    }
+    for e in r.events.iter().take(30) {
+        let _ = writeln!(
+            out,
+            "  {:>14} {:<8} {} (message {})",
+            grouped(e.timestamp),
+            e.level,
+            e.message,
+            grouped(e.citation.message)
         );
     }
     line(

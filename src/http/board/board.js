@@ -563,7 +563,10 @@ function renderSites() {
     const tr = el('tr');
     const th = el('th', null, site.name);
     th.scope = 'row';
-    const state = site.silent ? ['link-down', '\u2715 SILENT'] : ['link-up', '\u25CF heard'];
+    // A stalled input says nothing of the site's vehicles: shown before silence.
+    const state = site.input_stalled
+      ? ['link-down', '\u29D6 INPUT STALLED (judged when it catches up)']
+      : site.silent ? ['link-down', '\u2715 SILENT'] : ['link-up', '\u25CF heard'];
     const clock = site.clock_off
       ? ['link-down', '\u2715 OFF (corrected)']
       : site.unsynchronised ? ['link-down', '! not NTP-synchronised'] : [null, 'agrees'];
