@@ -389,6 +389,38 @@ fn the_gap_is_placed_at_the_cut_within_its_bound() {
         })
         .unwrap_or_else(|| panic!("{facts:#?}"));
     assert!((f(&landing["boot_s"]) - 114.089763).abs() < 1e-6);
+    // PX4's own events and the rules' findings in the window, cited, as facts: the failsafe
+    // warning at 114.99 s, 5 s into the gap, and the failsafe_entered finding it is the reason of.
+    let warning = facts
+        .iter()
+        .find(|fact| {
+            fact["kind"] == "px4_event"
+                && fact["title"].as_str().unwrap().contains("Failsafe warning")
+        })
+        .unwrap_or_else(|| panic!("no failsafe warning event in the window: {facts:#?}"));
+    assert!(
+        warning["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("PX4 event [WARNING] Failsafe warning"),
+        "{warning}"
+    );
+    assert!((f(&warning["boot_s"]) - 114.991098).abs() < 1e-6);
+    assert_eq!(warning["cite"]["message"], 43285);
+    let failsafe = facts
+        .iter()
+        .find(|fact| fact["kind"] == "failsafe_entered")
+        .unwrap_or_else(|| panic!("no failsafe_entered finding in the window: {facts:#?}"));
+    assert!(failsafe["title"]
+        .as_str()
+        .unwrap()
+        .contains("Attitude failure detected"));
+    // PX4's sporadic event topic is not a stalled topic.
+    assert!(
+        !facts.iter().any(|fact| fact["kind"] == "topic_stall"
+            && fact["title"].as_str().unwrap().starts_with("event ")),
+        "{facts:#?}"
+    );
     let record = Command::new(common::binary())
         .args(["ulog", "record"])
         .arg(&r.flight)
@@ -407,6 +439,110 @@ fn the_gap_is_placed_at_the_cut_within_its_bound() {
     assert!(lines
         .iter()
         .any(|l| l["side"] == "air" && l["kind"] == "landing"));
+}
+
+/// The air entry of `kind` whose title starts with `title`.
+fn air_entry<'a>(lines: &'a [Value], kind: &str, title: &str) -> &'a Value {
+    lines
+        .iter()
+        .find(|l| {
+            l["side"] == "air"
+                && l["kind"] == kind
+                && l["title"].as_str().is_some_and(|t| t.starts_with(title))
+        })
+        .unwrap_or_else(|| panic!("no {kind} entry '{title}…'"))
+}
+
+/// PX4's decoded events and the flight rules' findings are on the timeline with the other air
+/// entries: on the boot clock, in UTC by the anchor, cited at their samples (the events as the
+/// ingest report and pyulog decode them, the findings with the rule's evidence).
+#[test]
+#[cfg_attr(
+    foxborne_no_corpus,
+    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
+)]
+fn px4_events_and_rule_findings_are_on_the_timeline() {
+    let Some(r) = replay() else { return };
+    let (code, lines, stderr) = sortie(&r.flight, &grounds(r), &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let used = lines.iter().find(|l| l["used"] == true).unwrap();
+    let boot_utc = utc_us(&used["boot_utc"]);
+    for (title, level, boot_s, message, offset) in [
+        (
+            "PX4 event [WARNING] Failsafe warning",
+            "WARNING",
+            114.991098,
+            43285,
+            2496699,
+        ),
+        (
+            "PX4 event [EMERGENCY] Accelerometer sensor #0 failure: Timeout",
+            "EMERGENCY",
+            125.836484,
+            50139,
+            2889245,
+        ),
+    ] {
+        let e = air_entry(&lines, "px4_event", title);
+        assert_eq!(e["level"], level);
+        assert!((f(&e["boot_s"]) - boot_s).abs() < 1e-6, "{e}");
+        assert_eq!(e["bound_ms"], 0.0, "{e}");
+        assert_eq!(
+            utc_us(&e["utc"]),
+            boot_utc + (boot_s * 1e6).round() as i64,
+            "{e}"
+        );
+        assert_eq!(
+            (&e["cite"]["message"], &e["cite"]["offset"]),
+            (&message.into(), &offset.into())
+        );
+    }
+    // `ulog record` shows the cited sample: an `event` message.
+    let record = Command::new(common::binary())
+        .args(["ulog", "record"])
+        .arg(&r.flight)
+        .args(["--message", "50139"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&record.stdout).contains("event"));
+    // The rules' findings, kind = the rule's name, at their evidence.
+    let estimator = air_entry(
+        &lines,
+        "estimator_fault",
+        "Estimator velocity innovation test ratio above 1",
+    );
+    assert!((f(&estimator["boot_s"]) - 117.349822).abs() < 1e-6);
+    assert_eq!(estimator["cite"]["message"], 44786);
+    assert_eq!(
+        estimator["evidence"]["values"][0]["field"],
+        "estimator_status.vel_test_ratio"
+    );
+    air_entry(
+        &lines,
+        "vibration_high",
+        "Vibration severe on vehicle_imu_status[0]",
+    );
+    // PX4 warned of a failsafe and took no action: the finding stands as a warning, with the
+    // announcement (completed with its health messages) as its reason and the flags true then.
+    let failsafe = air_entry(&lines, "failsafe_entered", "Failsafe warning at 114.99 s");
+    assert_eq!(failsafe["state"], "warning");
+    assert!(failsafe["reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("Failsafe warning: Attitude failure detected"));
+    assert!(failsafe["failsafe_flags"]
+        .as_array()
+        .unwrap()
+        .contains(&"fd_critical_failure".into()));
+    assert_eq!(failsafe["cite"]["message"], 43285);
+    // One entry per failsafe: no second one from vehicle_status (its flag never rose here).
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l["kind"] == "failsafe_entered")
+            .count(),
+        1
+    );
 }
 
 #[test]

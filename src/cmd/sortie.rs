@@ -15,9 +15,10 @@ use crate::monitor::input::TLOG_RESOLUTION_NS;
 use crate::monitor::{parse_utc_ns, Event, MonitorInput, WatchSettings};
 use crate::receipt::ReceiptRecord;
 use crate::sniff::{sniff, FileKind, HEAD_LEN};
-use crate::sortie::air::{from_report, AirFacts, AirObserver};
+use crate::sortie::air::{AirFacts, AirObserver};
 use crate::sortie::entry::{Cite, MS};
 use crate::sortie::ground::{GroundFacts, GroundRecord};
+use crate::sortie::reported::{from_report, join_failsafes};
 use crate::sortie::timeline::{assemble, refusals, Sortie, SortieInput};
 use crate::tlog::read_tlog;
 use crate::ulog::ingest::{ingest_file, IngestOptions};
@@ -164,8 +165,8 @@ pub fn load(
     Ok(Ok(Loaded { report, sortie }))
 }
 
-/// The air side: the flight log read once more, record by record, plus the report's messages
-/// and findings.
+/// The air side: the flight log read once more, record by record, plus the report's messages,
+/// PX4 events and findings (the failsafe ones joined to the failsafes the samples show).
 fn read_air(flight: &Path, report: &Report) -> anyhow::Result<AirFacts> {
     let outliers = report.outlier_messages();
     let file =
@@ -178,7 +179,7 @@ fn read_air(flight: &Path, report: &Report) -> anyhow::Result<AirFacts> {
         }
     }
     let mut facts = observer.finish();
-    facts.happenings.extend(from_report(report));
+    facts.happenings = join_failsafes(std::mem::take(&mut facts.happenings), from_report(report));
     facts.happenings.sort_by_key(|h| h.start_ns);
     Ok(facts)
 }

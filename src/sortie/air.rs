@@ -1,31 +1,33 @@
-//! What the flight log says of the sortie, on the boot clock, each with the message number and
-//! byte offset of its evidence: arming and disarming and flight modes (`vehicle_status`), takeoff
-//! and landing (`vehicle_land_detected`), failsafes entered and cleared with the
-//! `failsafe_flags` conditions that became true, PX4's own view of its links
-//! (`telemetry_status`: GCS and onboard-controller heartbeats), commands received
-//! (`vehicle_command`), and from the ingest report its logged messages and findings
-//! (`topic_stall`, `log_dropout`, and any rule the report carries).
+//! What the flight log's samples say of the sortie, on the boot clock, each with the message
+//! number and byte offset of its evidence: arming and disarming and flight modes
+//! (`vehicle_status`), failsafes entered and cleared (`vehicle_status.failsafe`), the
+//! `failsafe_flags` conditions that became true or false, takeoff and landing
+//! (`vehicle_land_detected`), PX4's own view of its links (`telemetry_status`: GCS and
+//! onboard-controller heartbeats), and commands received (`vehicle_command`).
 //!
 //! [`AirObserver`] reads the records the ULog reader yields (the same reader `ulog ingest` uses:
-//! no second reader); [`from_report`] takes the rest from the report. A state change is an
-//! interval: from the last sample that still showed the old state to the first that shows the
-//! new one. Adding a source (PX4's decoded events, say) is one more function returning
-//! [`Happening`]s.
+//! no second reader), and `vehicle_status` and `failsafe_flags` through the decoder the flight
+//! rules read them with ([`crate::ulog::signals`]: one meaning across PX4 releases). A state
+//! change is an interval: from the last sample that still showed the old state to the first that
+//! shows the new one. What the ingest report adds (messages, PX4 events, findings, and the
+//! failsafes' causes and reasons) is in [`super::reported`].
 
 use super::entry::{Cite, Happening, SECOND};
 use super::px4;
 use crate::ulog::format::BasicType;
-use crate::ulog::record::{level_name, Located, Record};
-use crate::ulog::report::Report;
+use crate::ulog::record::{route_slot, Located, Record};
+use crate::ulog::signals::{Kind, Signal, SignalDecoder, SignalSample, Source, StatusSample};
 use crate::ulog::value::{decode_basic, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-/// The topics read here.
+/// The kind of the failsafe entries: they are the `failsafe_entered` rule's findings, placed as
+/// the state changes they are (see [`super::reported::join_failsafes`]).
+pub const FAILSAFE_KIND: &str = "failsafe_entered";
+
+/// The topics read here field by field (`vehicle_status` and `failsafe_flags` come decoded).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Watched {
-    Status,
     Land,
-    Failsafe,
     Telemetry,
     Command,
 }
@@ -33,21 +35,17 @@ enum Watched {
 impl Watched {
     fn of(topic: &str) -> Option<Watched> {
         Some(match topic {
-            "vehicle_status" => Watched::Status,
             "vehicle_land_detected" => Watched::Land,
-            "failsafe_flags" => Watched::Failsafe,
             "telemetry_status" => Watched::Telemetry,
             "vehicle_command" => Watched::Command,
             _ => return None,
         })
     }
 
-    /// The fields read, by name; `failsafe_flags` reads every boolean field instead.
+    /// The fields read, by name.
     fn fields(self) -> &'static [&'static str] {
         match self {
-            Watched::Status => &["arming_state", "nav_state", "failsafe"],
             Watched::Land => &["landed"],
-            Watched::Failsafe => &[],
             Watched::Telemetry => &["heartbeat_type_gcs", "heartbeat_type_onboard_controller"],
             Watched::Command => &[
                 "command",
@@ -95,9 +93,10 @@ pub struct AirObserver {
     file: String,
     routes: Vec<Option<Route>>,
     previous: HashMap<(Watched, u8), Previous>,
-    /// `failsafe_flags` conditions now true, with the boot time each became true.
-    raised: BTreeMap<String, i64>,
-    last_failsafe_clear: i64,
+    /// `vehicle_status` and `failsafe_flags`, decoded as the rules decode them.
+    signals: SignalDecoder,
+    /// Each decoded source's last sample: its boot time and signal.
+    previous_signal: HashMap<usize, (i64, Signal)>,
     happenings: Vec<Happening>,
     seconds: BTreeMap<i64, Second>,
     skip: HashSet<u64>,
@@ -157,6 +156,185 @@ fn number(v: &Option<Value>) -> Option<u64> {
         .and_then(|n| u64::try_from(n).ok())
 }
 
+/// A change: from the last sample showing the old value (`since`) to this one at `t`; at the
+/// first sample (`since` is `None`), the state the log starts in.
+fn change(
+    kind: &str,
+    title: String,
+    state: serde_json::Value,
+    since: Option<i64>,
+    t: i64,
+    instance: u8,
+    cite: &Cite,
+) -> Happening {
+    let mut h = Happening::new(kind, since.unwrap_or(t), title, cite.clone())
+        .with("state", state)
+        .with("instance", instance)
+        .state_change();
+    h.end_ns = Some(t);
+    if since.is_none() {
+        h = h.with("first_sample", true);
+    }
+    h
+}
+
+/// `title`, or `title at the first sample`.
+fn at_first(title: &str, first: bool) -> String {
+    if first {
+        format!("{title} at the first sample")
+    } else {
+        title.to_string()
+    }
+}
+
+/// Arming, flight mode and failsafe changes between two `vehicle_status` samples.
+fn status_changes(
+    source: &Source,
+    before: Option<(i64, StatusSample)>,
+    now: &StatusSample,
+    t: i64,
+    cite: &Cite,
+) -> Vec<Happening> {
+    let since = before.map(|(t0, _)| t0);
+    let was = before.map(|(_, s)| s);
+    let first = since.is_none();
+    let instance = source.multi_id;
+    let mut out = Vec::new();
+    let old_arming = was.map(|s| u64::from(s.arming_state));
+    let arming = u64::from(now.arming_state);
+    if Some(arming) != old_arming {
+        let title = if now.armed() {
+            "Armed".to_string()
+        } else if was.is_some_and(|s| s.armed()) {
+            format!(
+                "Disarmed (arming_state {arming}, {})",
+                px4::arming_state_name(arming)
+            )
+        } else {
+            format!("Arming state {arming} ({})", px4::arming_state_name(arming))
+        };
+        out.push(change(
+            "arming",
+            at_first(&title, first),
+            arming.into(),
+            since,
+            t,
+            instance,
+            cite,
+        ));
+    }
+    if was.map(|s| s.nav_state) != Some(now.nav_state) {
+        out.push(change(
+            "flight_mode",
+            at_first(&px4::flight_mode_title(now.nav_state), first),
+            now.nav_state.into(),
+            since,
+            t,
+            instance,
+            cite,
+        ));
+    }
+    // The rule reads the failsafe of instance 0 only; so do its entries here.
+    let old_failsafe = was.and_then(|s| s.failsafe);
+    match now.failsafe {
+        Some(true) if old_failsafe != Some(true) && instance == 0 => out.push(change(
+            FAILSAFE_KIND,
+            at_first("Failsafe entered", first),
+            "entered".into(),
+            since,
+            t,
+            instance,
+            cite,
+        )),
+        Some(false) if old_failsafe == Some(true) && instance == 0 => out.push(change(
+            FAILSAFE_KIND,
+            "Failsafe cleared".to_string(),
+            "cleared".into(),
+            since,
+            t,
+            instance,
+            cite,
+        )),
+        _ => {}
+    }
+    out
+}
+
+/// The `failsafe_flags` conditions that became true and false between two samples.
+fn flag_changes(
+    source: &Source,
+    before: Option<(i64, u64)>,
+    mask: u64,
+    t: i64,
+    cite: &Cite,
+) -> Vec<Happening> {
+    let since = before.map(|(t0, _)| t0);
+    let old = before.map_or(0, |(_, m)| m);
+    let names = |bits: u64| -> Vec<String> {
+        source
+            .flags
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| bits & (1 << i) != 0)
+            .map(|(_, n)| n.clone())
+            .collect()
+    };
+    let mut out = Vec::new();
+    for (names, value) in [(names(mask & !old), true), (names(old & !mask), false)] {
+        if names.is_empty() {
+            continue;
+        }
+        let title = if since.is_none() {
+            format!(
+                "failsafe_flags true at the first sample: {}",
+                names.join(", ")
+            )
+        } else {
+            format!("failsafe_flags: {} became {value}", names.join(", "))
+        };
+        out.push(
+            change(
+                "failsafe_flag",
+                title,
+                value.to_string().into(),
+                since,
+                t,
+                source.multi_id,
+                cite,
+            )
+            .with("fields", names),
+        );
+    }
+    out
+}
+
+/// A decoded `vehicle_status` or `failsafe_flags` sample: the changes since the source's last.
+fn signal_changes(
+    source: &Source,
+    before: Option<(i64, Signal)>,
+    sample: &SignalSample,
+    t: i64,
+    cite: &Cite,
+) -> Vec<Happening> {
+    match (source.kind, &sample.signal) {
+        (Kind::Status, Signal::Status(now)) => {
+            let before = before.and_then(|(t0, s)| match s {
+                Signal::Status(s) => Some((t0, s)),
+                _ => None,
+            });
+            status_changes(source, before, now, t, cite)
+        }
+        (Kind::FailsafeFlags, Signal::Flags(mask)) => {
+            let before = before.and_then(|(t0, s)| match s {
+                Signal::Flags(m) => Some((t0, m)),
+                _ => None,
+            });
+            flag_changes(source, before, *mask, t, cite)
+        }
+        _ => Vec::new(),
+    }
+}
+
 impl AirObserver {
     /// An observer of the log `file`; samples whose message number is in `skip` (the report's
     /// timestamp outliers) are not believed and not counted.
@@ -174,26 +352,20 @@ impl AirObserver {
                 subscription,
                 formats,
             } => {
-                let id = usize::from(subscription.msg_id);
-                if self.routes.len() <= id {
-                    self.routes.resize(id + 1, None);
-                }
-                self.routes[id] = Watched::of(&subscription.topic).and_then(|watched| {
-                    let flat = formats.flatten(&subscription.layout.format_name).ok()?;
-                    let fields = flat
-                        .into_iter()
-                        .filter(|f| match watched {
-                            Watched::Failsafe => f.ty == BasicType::Bool,
-                            _ => watched.fields().contains(&f.name.as_str()),
+                *route_slot(&mut self.routes, subscription.msg_id) =
+                    Watched::of(&subscription.topic).and_then(|watched| {
+                        let flat = formats.flatten(&subscription.layout.format_name).ok()?;
+                        let fields = flat
+                            .into_iter()
+                            .filter(|f| watched.fields().contains(&f.name.as_str()))
+                            .map(|f| (f.name, f.ty, f.offset))
+                            .collect();
+                        Some(Route {
+                            watched,
+                            multi_id: subscription.multi_id,
+                            fields,
                         })
-                        .map(|f| (f.name, f.ty, f.offset))
-                        .collect();
-                    Some(Route {
-                        watched,
-                        multi_id: subscription.multi_id,
-                        fields,
-                    })
-                });
+                    });
             }
             Record::Data(sample) => {
                 let Some(ts) = sample.timestamp else {
@@ -215,31 +387,45 @@ impl AirObserver {
                         first: at,
                         last: at,
                     });
-                let Some(Some(route)) = self.routes.get(usize::from(sample.subscription.msg_id))
-                else {
-                    return;
-                };
-                let route = route.clone();
-                let values: Vec<Option<Value>> = route
-                    .fields
-                    .iter()
-                    .map(|(_, ty, offset)| {
-                        sample
-                            .payload
-                            .get(*offset..offset + ty.size())
-                            .map(|b| decode_basic(*ty, b))
-                    })
-                    .collect();
-                let cite = Cite::Message {
-                    file: self.file.clone(),
-                    message: located.message,
-                    offset: located.offset,
-                };
-                let key = (route.watched, route.multi_id);
-                let before = self.previous.insert(key, (t, values.clone()));
-                self.sample(&route, before, t, &values, cite);
+                if let Some(Some(route)) = self.routes.get(usize::from(sample.subscription.msg_id))
+                {
+                    let route = route.clone();
+                    let values: Vec<Option<Value>> = route
+                        .fields
+                        .iter()
+                        .map(|(_, ty, offset)| {
+                            sample
+                                .payload
+                                .get(*offset..offset + ty.size())
+                                .map(|b| decode_basic(*ty, b))
+                        })
+                        .collect();
+                    let cite = self.cite(located);
+                    let key = (route.watched, route.multi_id);
+                    let before = self.previous.insert(key, (t, values.clone()));
+                    self.sample(&route, before, t, &values, cite);
+                }
             }
             _ => {}
+        }
+        if self.signals.observe(located).is_empty() {
+            return;
+        }
+        let cite = self.cite(located);
+        for s in self.signals.last() {
+            let source = &self.signals.sources()[s.source];
+            let t = s.timestamp as i64 * 1000;
+            let before = self.previous_signal.insert(s.source, (t, s.signal));
+            self.happenings
+                .extend(signal_changes(source, before, s, t, &cite));
+        }
+    }
+
+    fn cite(&self, located: &Located<'_>) -> Cite {
+        Cite::Message {
+            file: self.file.clone(),
+            message: located.message,
+            offset: located.offset,
         }
     }
 
@@ -263,86 +449,11 @@ impl AirObserver {
             before.as_ref().map(|(_, v)| v[i].clone())
         };
         let since = before.as_ref().map(|(t0, _)| *t0);
-        // A change: from the last sample showing the old value to this one; at the first
-        // sample, the state the log starts in.
         let change = |kind: &str, title: String, state: serde_json::Value| {
-            let mut h = Happening::new(kind, since.unwrap_or(t), title, cite.clone())
-                .with("state", state)
-                .with("instance", route.multi_id)
-                .state_change();
-            h.end_ns = Some(t);
-            if since.is_none() {
-                h = h.with("first_sample", true);
-            }
-            h
+            change(kind, title, state, since, t, route.multi_id, &cite)
         };
         let mut out: Vec<Happening> = Vec::new();
         match route.watched {
-            Watched::Status => {
-                let first = since.is_none();
-                let at_first = |title: &str| {
-                    if first {
-                        format!("{title} at the first sample")
-                    } else {
-                        title.to_string()
-                    }
-                };
-                let old_arming = was("arming_state").and_then(|v| number(&v));
-                if let Some(n) = number(&named("arming_state")).filter(|n| Some(*n) != old_arming) {
-                    let title = if n == px4::ARMED {
-                        "Armed".to_string()
-                    } else if old_arming == Some(px4::ARMED) {
-                        format!("Disarmed (arming_state {n}, {})", px4::arming_state_name(n))
-                    } else {
-                        format!("Arming state {n} ({})", px4::arming_state_name(n))
-                    };
-                    out.push(change("arming", at_first(&title), n.into()));
-                }
-                let old_nav = was("nav_state").and_then(|v| number(&v));
-                if let Some(n) = number(&named("nav_state")).filter(|n| Some(*n) != old_nav) {
-                    out.push(change(
-                        "flight_mode",
-                        at_first(&px4::flight_mode_title(n)),
-                        n.into(),
-                    ));
-                }
-                let failsafe = flag(&named("failsafe"));
-                if failsafe.is_some() && failsafe != was("failsafe").and_then(|v| flag(&v)) {
-                    if failsafe == Some(true) {
-                        let causes: Vec<String> = self
-                            .raised
-                            .iter()
-                            .filter(|(_, &raised)| raised >= self.last_failsafe_clear)
-                            .map(|(name, _)| name.clone())
-                            .collect();
-                        let title = if causes.is_empty() {
-                            "Failsafe entered (no failsafe_flags condition became true in the log before it)".to_string()
-                        } else {
-                            format!("Failsafe entered: {}", causes.join(", "))
-                        };
-                        let mut h = Happening::new(
-                            "failsafe",
-                            since.unwrap_or(t),
-                            at_first(&title),
-                            cite.clone(),
-                        )
-                        .with("state", "entered")
-                        .with("failsafe_flags", causes)
-                        .state_change();
-                        h.end_ns = Some(t);
-                        out.push(h);
-                    } else {
-                        self.last_failsafe_clear = t;
-                        if !first {
-                            out.push(change(
-                                "failsafe",
-                                "Failsafe cleared".to_string(),
-                                "cleared".into(),
-                            ));
-                        }
-                    }
-                }
-            }
             Watched::Land => {
                 let landed = flag(&named("landed"));
                 let old = was("landed").and_then(|v| flag(&v));
@@ -359,41 +470,6 @@ impl AirObserver {
                         "takeoff"
                     };
                     out.push(change(kind, title.to_string(), state.into()));
-                }
-            }
-            Watched::Failsafe => {
-                let mut became = (Vec::new(), Vec::new());
-                for (i, (name, _, _)) in route.fields.iter().enumerate() {
-                    let now = flag(&values[i]);
-                    let old = before.as_ref().and_then(|(_, v)| flag(&v[i]));
-                    match (old, now) {
-                        (Some(false) | None, Some(true)) => {
-                            self.raised.insert(name.clone(), t);
-                            became.0.push(name.clone());
-                        }
-                        (Some(true), Some(false)) => {
-                            self.raised.remove(name);
-                            became.1.push(name.clone());
-                        }
-                        _ => {}
-                    }
-                }
-                for (names, value) in [(became.0, true), (became.1, false)] {
-                    if names.is_empty() {
-                        continue;
-                    }
-                    let title = if since.is_none() {
-                        format!(
-                            "failsafe_flags true at the first sample: {}",
-                            names.join(", ")
-                        )
-                    } else {
-                        format!("failsafe_flags: {} became {value}", names.join(", "))
-                    };
-                    out.push(
-                        change("failsafe_flag", title, value.to_string().into())
-                            .with("fields", names),
-                    );
                 }
             }
             Watched::Telemetry => {
@@ -481,55 +557,6 @@ impl AirObserver {
     }
 }
 
-/// Logged messages down to INFO (DEBUG is left out) and every finding of the ingest report:
-/// `topic_stall`, `log_dropout`, timestamp outliers, and whatever rules the report carries.
-pub fn from_report(report: &Report) -> Vec<Happening> {
-    let cite = |message: u64, offset: u64| Cite::Message {
-        file: report.file.clone(),
-        message,
-        offset,
-    };
-    let mut out = Vec::new();
-    for m in report
-        .logged_messages
-        .iter()
-        .chain(&report.tagged_logged_messages)
-    {
-        let level = level_name(m.level);
-        if level == "DEBUG" {
-            continue;
-        }
-        out.push(
-            Happening::new(
-                "logged_message",
-                m.timestamp as i64 * 1000,
-                format!("[{level}] {}", m.text.trim_end()),
-                cite(m.message, m.offset),
-            )
-            .with("level", level),
-        );
-    }
-    for f in &report.findings {
-        let start = f.timestamp as i64 * 1000;
-        let end = f
-            .resumed_timestamp
-            .map_or(start + (f.duration_ms * 1e6) as i64, |r| r as i64 * 1000);
-        let mut h = Happening::new(&f.kind, start, f.title.clone(), cite(f.message, f.offset))
-            .ending(end.max(start));
-        if let Some(topic) = &f.topic {
-            h = h.with("topic", topic.clone());
-            if let Some(message) = px4::companion_message(topic) {
-                h = h.with("companion_fed", message);
-            }
-        }
-        if let Some(m) = f.multi_id {
-            h = h.with("multi_id", m);
-        }
-        out.push(h);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -586,7 +613,7 @@ mod tests {
     }
 
     #[test]
-    fn state_changes_commands_and_failsafes_with_their_causes() {
+    fn state_changes_commands_and_failsafes_at_their_samples() {
         let bytes = log();
         let mut air = AirObserver::new("f.ulg", &[]);
         let mut reader = SliceReader::new(&bytes);
@@ -603,7 +630,7 @@ mod tests {
             titles,
             [
                 ("arming", "Arming state 1 (disarmed) at the first sample"),
-                ("flight_mode", "Flight mode POSCTL (nav_state 2) at the first sample"),
+                ("flight_mode", "Flight mode Position (nav_state 2) at the first sample"),
                 (
                     "telemetry_status",
                     "PX4's MAVLink instance 0 hears a GCS heartbeat at the first sample"
@@ -617,13 +644,13 @@ mod tests {
                     "command",
                     "Command DO_SET_MODE (176) received from system 255, component 190"
                 ),
-                ("flight_mode", "Flight mode AUTO_MISSION (nav_state 3)"),
+                ("flight_mode", "Flight mode Mission (nav_state 3)"),
                 ("telemetry_status", "PX4's MAVLink instance 0 lost the GCS heartbeat"),
                 ("failsafe_flag", "failsafe_flags: gcs_connection_lost became true"),
-                ("flight_mode", "Flight mode AUTO_RTL (nav_state 5)"),
-                ("failsafe", "Failsafe entered: gcs_connection_lost"),
+                ("flight_mode", "Flight mode Return to Land (nav_state 5)"),
+                (FAILSAFE_KIND, "Failsafe entered"),
                 ("arming", "Disarmed (arming_state 1, disarmed)"),
-                ("failsafe", "Failsafe cleared"),
+                (FAILSAFE_KIND, "Failsafe cleared"),
             ]
         );
         let armed = &facts.happenings[4];
@@ -642,5 +669,52 @@ mod tests {
         assert_eq!(running.samples, 4);
         assert_eq!(running.first.0, 4_000_000_000);
         assert_eq!(facts.span(), Some((2_000_000_000, 9_000_000_000)));
+    }
+
+    /// The same log through the ingest: the failsafe state changes take the words of the
+    /// `failsafe_entered` rule (its cause from failsafe_flags, the navigation state before and
+    /// after), keeping their intervals, and are listed once.
+    #[test]
+    fn the_failsafes_are_worded_by_the_failsafe_entered_rule() {
+        let bytes = log();
+        let report =
+            crate::ulog::ingest::ingest_reader(&bytes[..], "f.ulg", bytes.len() as u64, None, None)
+                .unwrap();
+        let mut air = AirObserver::new("f.ulg", &[]);
+        let mut reader = SliceReader::new(&bytes);
+        while let Some(item) = reader.next_record() {
+            air.observe(&item.unwrap());
+        }
+        let observed = air.finish().happenings;
+        let joined = super::super::reported::join_failsafes(
+            observed,
+            super::super::reported::from_report(&report),
+        );
+        let failsafes: Vec<&Happening> =
+            joined.iter().filter(|h| h.kind == FAILSAFE_KIND).collect();
+        assert_eq!(failsafes.len(), 2, "{failsafes:#?}");
+        let entered = failsafes[0];
+        assert_eq!(
+            entered.title,
+            "Failsafe entered at 5.20 s: no PX4 failsafe event in the log; cause: gcs_connection_lost (since 5.10 s); nav_state 3 (Mission) → 5 (Return to Land)"
+        );
+        assert_eq!(
+            (entered.start_ns, entered.end_ns),
+            (4_000_000_000, Some(5_200_000_000)),
+            "from the last status without it to the first with it"
+        );
+        assert_eq!(entered.detail["state"], "entered");
+        assert_eq!(
+            entered.detail["failsafe_flags"],
+            serde_json::json!(["gcs_connection_lost"])
+        );
+        assert_eq!(
+            entered.detail["evidence"]["cause"][0]["citation"]["topic"],
+            "failsafe_flags"
+        );
+        assert!(failsafes[1]
+            .title
+            .starts_with("Failsafe cleared at 9.00 s after 3.8 s"));
+        assert_eq!(failsafes[1].detail["state"], "cleared");
     }
 }

@@ -11,8 +11,11 @@
 //! - [`ground`]: what a ground record says (gaps from the same detector `analyze` runs, links,
 //!   receiver drops, latency, the receiver's clock), on the record's own clock;
 //! - [`gaps`]: the one call into `analyze`'s replay that the gap findings come from;
-//! - [`air`]: what the flight log says (arming, modes, takeoff and landing, failsafes, PX4's view
-//!   of its links, commands received, logged messages, the ingest's findings), on the boot clock;
+//! - [`air`]: what the flight log's samples say (arming, modes, failsafes, takeoff and landing,
+//!   PX4's view of its links, commands received), on the boot clock;
+//! - [`reported`]: what the ingest report adds (logged messages, PX4's decoded events, the
+//!   findings: topic stalls, dropouts and the flight rules'), and the failsafes worded by the
+//!   `failsafe_entered` rule;
 //! - [`px4`]: PX4's numbers in words (navigation states, arming states, commands);
 //! - [`timeline`]: both sides on one axis, and what the flight log shows inside each ground gap;
 //! - [`entry`]: the timeline's entries and their citations;
@@ -28,5 +31,6 @@ pub mod gaps;
 pub mod ground;
 pub mod lane;
 pub mod px4;
+pub mod reported;
 pub mod table;
 pub mod timeline;

@@ -1,64 +1,22 @@
-//! PX4's numbers in words, for the air side's titles: navigation states and arming states as
-//! `vehicle_status.msg` numbers them, the topics PX4 fills from a companion computer's MAVLink,
-//! and command names from the pinned MAVLink dialect (PX4's `vehicle_command` uses `MAV_CMD`
-//! numbers).
+//! PX4's numbers in words, for the air side's titles: navigation states (named as the report
+//! names them) and arming states as `vehicle_status.msg` numbers them, the topics PX4 fills from
+//! a companion computer's MAVLink, and command names from the pinned MAVLink dialect (PX4's
+//! `vehicle_command` uses `MAV_CMD` numbers).
 
+use crate::ulog::modes::nav_state_name;
 use mavlink::dialects::ardupilotmega::MavCmd;
 use num_traits::FromPrimitive;
 
-/// `vehicle_status.nav_state` by name (PX4 1.14 and later; the numbers marked free were other
-/// modes before and are shown by number).
-pub fn nav_state_name(n: u64) -> Option<&'static str> {
-    Some(match n {
-        0 => "MANUAL",
-        1 => "ALTCTL",
-        2 => "POSCTL",
-        3 => "AUTO_MISSION",
-        4 => "AUTO_LOITER",
-        5 => "AUTO_RTL",
-        6 => "POSITION_SLOW",
-        10 => "ACRO",
-        12 => "DESCEND",
-        13 => "TERMINATION",
-        14 => "OFFBOARD",
-        15 => "STAB",
-        17 => "AUTO_TAKEOFF",
-        18 => "AUTO_LAND",
-        19 => "AUTO_FOLLOW_TARGET",
-        20 => "AUTO_PRECLAND",
-        21 => "ORBIT",
-        22 => "AUTO_VTOL_TAKEOFF",
-        23..=30 => return external_mode(n),
-        _ => return None,
-    })
-}
-
-fn external_mode(n: u64) -> Option<&'static str> {
-    const NAMES: [&str; 8] = [
-        "EXTERNAL1",
-        "EXTERNAL2",
-        "EXTERNAL3",
-        "EXTERNAL4",
-        "EXTERNAL5",
-        "EXTERNAL6",
-        "EXTERNAL7",
-        "EXTERNAL8",
-    ];
-    NAMES
-        .get(usize::try_from(n.checked_sub(23)?).ok()?)
-        .copied()
-}
-
-/// `Flight mode POSCTL (nav_state 2)`.
-pub fn flight_mode_title(n: u64) -> String {
-    match nav_state_name(n) {
-        Some(name) => format!("Flight mode {name} (nav_state {n})"),
-        None => format!("Flight mode nav_state {n}"),
+/// `Flight mode Position (nav_state 2)`, named as the report's state band names it
+/// ([`crate::ulog::modes::nav_state_name`]: Flight Review's labels).
+pub fn flight_mode_title(n: u8) -> String {
+    let name = nav_state_name(n);
+    if name == format!("nav_state {n}") {
+        format!("Flight mode {name}")
+    } else {
+        format!("Flight mode {name} (nav_state {n})")
     }
 }
-
-/// The value of `vehicle_status.arming_state` that means armed (the same in every PX4 version).
-pub const ARMED: u64 = 2;
 
 /// `vehicle_status.arming_state` in words: 1 was STANDBY before PX4 1.14 and is DISARMED since.
 pub fn arming_state_name(n: u64) -> &'static str {
@@ -121,16 +79,16 @@ mod tests {
 
     #[test]
     fn numbers_read_as_px4_and_mavlink_name_them() {
-        assert_eq!(flight_mode_title(2), "Flight mode POSCTL (nav_state 2)");
+        assert_eq!(flight_mode_title(2), "Flight mode Position (nav_state 2)");
         assert_eq!(
             flight_mode_title(24),
-            "Flight mode EXTERNAL2 (nav_state 24)"
+            "Flight mode External 2 (nav_state 24)"
         );
         assert_eq!(flight_mode_title(7), "Flight mode nav_state 7");
         assert_eq!(command_name(176), "DO_SET_MODE (176)");
         assert_eq!(command_name(400), "COMPONENT_ARM_DISARM (400)");
         assert_eq!(command_name(65000), "command 65000");
-        assert_eq!(arming_state_name(ARMED), "armed");
+        assert_eq!(arming_state_name(2), "armed");
         assert_eq!(
             companion_message("obstacle_distance"),
             Some("OBSTACLE_DISTANCE")

@@ -10,7 +10,7 @@
 //!
 //! Pure: facts in, lines out.
 
-use super::air::AirFacts;
+use super::air::{AirFacts, FAILSAFE_KIND};
 use super::anchor::{
     boot_time_info_anchor, choose, conflict_json, cross_check, drift_ns, fit_ground, gps_anchor,
     ground_anchor, Anchor, Conflict, Estimate, GroundFit, Interval, UNKNOWN_CLOCK_ERROR_NS,
@@ -411,8 +411,11 @@ fn gap_facts(gap: &Entry, input: &SortieInput<'_>) -> Vec<Fact> {
     let mut listed = 0usize;
     let mut more = 0usize;
     for h in &input.air.happenings {
-        let is_failsafe =
-            h.kind == "failsafe" && h.detail.get("state").is_some_and(|s| s == "entered");
+        // Entered, or announced by PX4 without an action: either is the failsafe that follows.
+        let is_failsafe = h.kind == FAILSAFE_KIND
+            && h.detail
+                .get("state")
+                .is_some_and(|s| s == "entered" || s == "warning");
         let until = if is_failsafe {
             failsafe_until
         } else {
@@ -651,6 +654,100 @@ mod tests {
         assert_eq!(lines[2]["source"], "ground");
         assert_eq!(lines[2]["used"], false);
         assert!(lines.iter().all(|l| l["kind"] != "elapsed_time_only"));
+    }
+
+    /// A gap from boot + 100 s to 107 s on a vehicle with COM_DL_LOSS_T 10 s: PX4's event and a
+    /// rule's finding inside it are facts, and so is the failsafe that followed at 110.5 s (after
+    /// the ground heard again), worded with the parameter; a failsafe cleared then is not.
+    #[test]
+    fn events_findings_and_the_failsafe_after_com_dl_loss_t_are_a_gaps_facts() {
+        let boot = parse_utc_ns("2026-09-24T14:00:00Z").unwrap();
+        let gps = GpsAnchor {
+            title: "GPS time".into(),
+            source: Some("sensor_gps".into()),
+            multi_id: Some(0),
+            fixes_used: 100,
+            fixes_without_utc: 0,
+            boot_offset_us: Some(boot / 1000),
+            spread_ms: Some(10.0),
+            boot_utc: None,
+        };
+        let failsafe = |state: &str, at: i64, n: u64| {
+            let mut h = Happening::new(
+                crate::sortie::air::FAILSAFE_KIND,
+                at - 500 * MS,
+                format!("Failsafe {state} at {} s", at / SECOND),
+                message(n),
+            )
+            .with("state", state)
+            .state_change();
+            h.end_ns = Some(at);
+            h
+        };
+        let happenings = vec![
+            Happening::new(
+                crate::sortie::reported::EVENT_KIND,
+                101 * SECOND,
+                "PX4 event [WARNING] Connection to ground station lost".into(),
+                message(10),
+            ),
+            Happening::new(
+                "gps_quality_drop",
+                90 * SECOND,
+                "GPS accuracy poor".into(),
+                message(5),
+            )
+            .ending(102 * SECOND),
+            failsafe("entered", 110_500 * MS, 20),
+            failsafe("cleared", 111 * SECOND, 21),
+        ];
+        let mut air = AirFacts::new("log.ulg", happenings);
+        air.happenings.sort_by_key(|h| h.start_ns);
+        let mut record = GroundRecord::new("receiver", 4, WatchSettings::default(), MS);
+        for (n, boot_s) in [97, 98, 99, 100, 107].into_iter().enumerate() {
+            let t = boot + boot_s * SECOND;
+            let hb = MonitorInput::Heartbeat {
+                link: LinkId::FIRST,
+                sysid: 4,
+                compid: 1,
+                utc_ns: t,
+                fields: None,
+            };
+            record.receipt(4, t, Some(&hb), "radio1", line(n as u64 + 1));
+        }
+        let ground = vec![record.finish()];
+        let input = SortieInput {
+            clock_error_override_ns: Some(15 * MS),
+            dl_loss_s: Some(10.0),
+            ..input(4, Some(&gps), &air, &ground)
+        };
+        let sortie = assemble(&input);
+        let gap = sortie
+            .entries
+            .iter()
+            .find(|e| e.kind == "telemetry_gap")
+            .unwrap();
+        let facts: Vec<(&str, &str)> = gap
+            .in_window
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|f| (f.kind.as_str(), f.title.as_str()))
+            .collect();
+        assert_eq!(facts.len(), 4, "{facts:#?}");
+        assert_eq!(facts[1].0, "gps_quality_drop");
+        assert!(facts[1]
+            .1
+            .contains("from boot + 90.000 s to boot + 102.000 s"));
+        assert_eq!(facts[2].0, "px4_event");
+        assert!(facts[2]
+            .1
+            .contains("at boot + 101.000 s, 1.000 s after the last heartbeat"));
+        assert_eq!(facts[3].0, "failsafe_entered");
+        assert_eq!(
+            facts[3].1,
+            "Failsafe entered at 110 s at boot + 110.500 s, 10.500 s after the last heartbeat the ground received; COM_DL_LOSS_T is 10 s"
+        );
     }
 
     #[test]
