@@ -12,6 +12,7 @@
 //! the fuzz targets build.
 
 pub mod analyze;
+pub mod backoff;
 #[cfg(feature = "full")]
 pub mod catalog;
 #[cfg(feature = "full")]

@@ -1,5 +1,5 @@
 //! The receive-log record: one JSON line per frame that passed its checks, with exactly the
-//! schema of DESIGN.md ("Receiver JSONL"): the nine keys in order, then the optional ones.
+//! schema of docs/design.md ("Receiver JSONL"): the nine keys in order, then the optional ones.
 //! Writing is hand-rolled (one pass into a byte buffer) because it runs once per frame; reading a
 //! line back goes through serde.
 

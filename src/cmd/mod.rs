@@ -1,4 +1,4 @@
-//! The command line: one binary, several verbs (DESIGN.md "One binary, several verbs"), one
+//! The command line: one binary, several verbs (docs/design.md "One binary, several verbs"), one
 //! file per verb with its clap arguments, and the one place where an outcome becomes an exit
 //! code: 0 success (a closed output pipe included), 1 runtime failure, 2 usage, 3 a ULog
 //! quarantined, 4 a file rejected (wrong kind, encrypted, unsupported), 78 bad config.

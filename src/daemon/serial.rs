@@ -5,6 +5,7 @@
 use super::clock;
 use super::input::LinkInput;
 use super::link_queue::LinkSender;
+use crate::backoff::Backoff;
 use crate::config::FlowControl;
 use crate::link::LinkChange;
 use std::path::PathBuf;
@@ -46,7 +47,7 @@ pub async fn run(
     queue: LinkSender,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let mut retry = FIRST_RETRY;
+    let mut retry = Backoff::new(FIRST_RETRY, MAX_RETRY);
     // `Some(reason)` once `down` was reported, so a device that stays missing is reported once.
     let mut reported_down: Option<String> = None;
     let mut buf = vec![0u8; 4096];
@@ -68,7 +69,7 @@ pub async fn run(
                                 break 'outer;
                             }
                             reported_down = None;
-                            retry = FIRST_RETRY;
+                            retry.succeeded();
                             continue;
                         }
                         r = port.read(&mut buf) => r,
@@ -88,7 +89,7 @@ pub async fn run(
                                     break 'outer;
                                 }
                                 reported_down = None;
-                                retry = FIRST_RETRY;
+                                retry.succeeded();
                             }
                             tracing::trace!(link = %name, bytes = n, "serial read");
                             let bytes = buf[..n].to_vec();
@@ -117,8 +118,7 @@ pub async fn run(
         tokio::select! {
             biased;
             _ = shutdown.changed() => break,
-            _ = tokio::time::sleep(retry) => {}
+            _ = tokio::time::sleep(retry.failed(0.0)) => {}
         }
-        retry = (retry * 2).min(MAX_RETRY);
     }
 }

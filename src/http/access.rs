@@ -120,12 +120,14 @@ fn hex(token: &str) -> String {
     token.bytes().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The values of every cookie called `name` in a `Cookie` header (`a=1; b=2`).
-fn cookie_values<'a>(header: &'a str, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-    header.split(';').filter_map(move |pair| {
-        let (k, v) = pair.trim().split_once('=')?;
-        (k.trim() == name).then(|| v.trim().trim_matches('"'))
-    })
+/// The values of every cookie called `name` in a `Cookie` header (`a=1; b=2`); a header the
+/// cookie crate cannot read gives none.
+/// A value in double quotes (RFC 6265 allows them) is the text inside.
+fn cookie_values<'a>(header: &'a str, name: &'a str) -> impl Iterator<Item = String> + 'a {
+    cookie::Cookie::split_parse(header)
+        .filter_map(Result::ok)
+        .filter(move |c| c.name() == name)
+        .map(|c| c.value_trimmed().to_string())
 }
 
 /// `localhost`, a `*.localhost` name (RFC 6761 keeps them on loopback), or a loopback address,
@@ -162,11 +164,8 @@ fn is_port(text: &str) -> bool {
 
 /// Compares a secret in time that does not depend on where the first difference is.
 fn same_secret(given: &[u8], expected: &[u8]) -> bool {
-    let mut difference = given.len() ^ expected.len();
-    for (i, e) in expected.iter().enumerate() {
-        difference |= usize::from(given.get(i).copied().unwrap_or(0) ^ e);
-    }
-    difference == 0
+    use subtle::ConstantTimeEq;
+    given.ct_eq(expected).into()
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 use super::connections::{Admission, ConnectionId, ConnectionTable, Eviction, StreamAdmission};
 use super::deadline::WriteDeadline;
 use super::HttpCounters;
+use crate::backoff::Backoff;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -35,23 +36,9 @@ const DRAIN: Duration = Duration::from_secs(2);
 /// Descriptors kept back from the HTTP port for the daemon's own files, sockets and threads.
 pub const RESERVED_FDS: u64 = 128;
 
-/// The back-off after failed accepts: doubling from 10 ms to 1 s, reset by a success (pure).
-#[derive(Debug, Clone, Default)]
-pub struct AcceptBackoff {
-    failures: u32,
-}
-
-impl AcceptBackoff {
-    pub fn failed(&mut self) -> Duration {
-        self.failures = self.failures.saturating_add(1);
-        Duration::from_millis(10)
-            .saturating_mul(1 << (self.failures - 1).min(7))
-            .min(Duration::from_secs(1))
-    }
-
-    pub fn succeeded(&mut self) {
-        self.failures = 0;
-    }
+/// The back-off after failed accepts: doubling from 10 ms to 1 s, reset by a success.
+fn accept_backoff() -> Backoff {
+    Backoff::new(Duration::from_millis(10), Duration::from_secs(1))
 }
 
 /// `max_connections` lowered to what the descriptor limit `nofile` leaves after the reserve.
@@ -258,7 +245,7 @@ pub async fn serve(
         .max_buf_size(MAX_HEAD_BYTES)
         .max_headers(MAX_HEADERS)
         .keep_alive(true);
-    let mut backoff = AcceptBackoff::default();
+    let mut backoff = accept_backoff();
     let mut failing = false;
     loop {
         // Room first: with every slot answering or streaming, connections wait in the kernel's
@@ -282,7 +269,7 @@ pub async fn serve(
             }
             Err(e) => {
                 counters.accept_errors.fetch_add(1, Ordering::Relaxed);
-                let pause = backoff.failed();
+                let pause = backoff.failed(0.0);
                 if !failing {
                     tracing::warn!(error = %e, "http accept failing; backing off (connections wait in the kernel backlog)");
                     failing = true;
@@ -345,25 +332,6 @@ pub async fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn accept_failures_back_off_to_a_second_and_a_success_resets() {
-        let mut b = AcceptBackoff::default();
-        let waits: Vec<u64> = (0..10).map(|_| b.failed().as_millis() as u64).collect();
-        assert_eq!(waits, [10, 20, 40, 80, 160, 320, 640, 1000, 1000, 1000]);
-        // A core spinning on EMFILE retries ~12k times a second; backed off, a minute of
-        // failures is at most a few dozen tries.
-        let mut b = AcceptBackoff::default();
-        let mut elapsed = Duration::ZERO;
-        let mut tries = 0;
-        while elapsed < Duration::from_secs(60) {
-            elapsed += b.failed();
-            tries += 1;
-        }
-        assert!(tries < 70, "{tries}");
-        b.succeeded();
-        assert_eq!(b.failed(), Duration::from_millis(10));
-    }
 
     #[test]
     fn the_cap_leaves_descriptors_for_the_files() {

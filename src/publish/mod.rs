@@ -76,6 +76,12 @@ pub fn stream_config(name: &str, max_age: Duration) -> async_nats::jetstream::st
     }
 }
 
+/// Retrying NATS (a stream to create, a batch not acknowledged): 0.2 s doubling to 5 s, with
+/// jitter so sites that lost the same server do not return in step.
+fn nats_backoff() -> crate::backoff::Backoff {
+    crate::backoff::Backoff::new(Duration::from_millis(200), Duration::from_secs(5)).with_jitter()
+}
+
 /// One stream's counters, for `/status` and `/metrics`.
 #[derive(Debug, Default)]
 pub struct StreamStats {
@@ -179,7 +185,7 @@ async fn run(
     let Some(client) = client else { return };
     let js = async_nats::jetstream::new(client);
     let max_age = Duration::from_secs_f64(settings.max_age_days * 86_400.0);
-    let mut backoff = Duration::from_millis(200);
+    let mut backoff = nats_backoff();
     for name in [RECEIPTS_STREAM, EVENTS_STREAM] {
         loop {
             match js.get_or_create_stream(stream_config(name, max_age)).await {
@@ -188,9 +194,8 @@ async fn run(
                     tracing::warn!(stream = name, error = %e, "publish: cannot create or find the stream; retrying");
                     tokio::select! {
                         _ = shutdown.wait_for(|stop| *stop) => return,
-                        _ = tokio::time::sleep(backoff) => {}
+                        _ = tokio::time::sleep(backoff.failed(crate::backoff::draw())) => {}
                     }
-                    backoff = (backoff * 2).min(Duration::from_secs(5));
                 }
             }
         }
@@ -305,7 +310,7 @@ async fn pump(
     let mut acked = follow::load_cursor(&cursor_file);
     let mut saved = acked.clone();
     let mut follower = Follower::new(&root, "jsonl", acked.clone());
-    let mut backoff = Duration::from_millis(200);
+    let mut backoff = nats_backoff();
     loop {
         if *shutdown.borrow() {
             break;
@@ -344,7 +349,7 @@ async fn pump(
         match publish_batch(&js, &site, kind, &lines, counters).await {
             Ok(()) => {
                 acked = lines.last().map(Line::end).unwrap_or(acked);
-                backoff = Duration::from_millis(200);
+                backoff.succeeded();
                 // Under steady load a read seldom comes back empty: this batch reached the end
                 // of what was written, so the mark holds after it too.
                 if let Some(t) = through.filter(|&t| {
@@ -363,9 +368,8 @@ async fn pump(
                 follower.rewind(acked.clone());
                 tokio::select! {
                     _ = shutdown.wait_for(|stop| *stop) => break,
-                    _ = tokio::time::sleep(backoff) => {}
+                    _ = tokio::time::sleep(backoff.failed(crate::backoff::draw())) => {}
                 }
-                backoff = (backoff * 2).min(Duration::from_secs(5));
             }
         }
     }

@@ -3,7 +3,7 @@
 //! (`foxborne_latency_seconds`, `_bytes`), counters end in `_total` and only grow (every one is
 //! a cumulative count since the daemon started), `foxborne_build_info` says what is running.
 
-use super::StatusSnapshot;
+use super::{HttpSnapshot, PublishSnapshot, StatusSnapshot};
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, NoLabelSet};
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
@@ -80,397 +80,433 @@ impl prometheus_client::collector::Collector for Snapshot {
             None,
             info.metric_type(),
         )?)?;
-        family(
-            &mut e,
-            "foxborne_receipts",
-            "Frames received and written as receipts, by link, system id and message.",
-            None,
-            MetricType::Counter,
-            s.receipts.iter().map(|r| {
-                (
-                    vec![
-                        ("link", r.link.clone()),
-                        ("sysid", r.sysid.to_string()),
-                        ("msg", r.msg.clone()),
-                    ],
-                    counter(r.count),
-                )
-            }),
-        )?;
-        family(
-            &mut e,
-            "foxborne_rejects",
-            "Frame candidates and byte runs that were not receipts, by link and reason.",
-            None,
-            MetricType::Counter,
-            s.links.iter().flat_map(|l| {
-                l.rejects.iter().map(|(reason, n)| {
-                    (
-                        vec![("link", l.name.clone()), ("reason", reason.clone())],
-                        counter(*n),
-                    )
-                })
-            }),
-        )?;
-        family(
-            &mut e,
-            "foxborne_receiver_dropped",
-            "Datagrams the receiver itself dropped, by link and reason (overload: the link's queue was full; kernel: the socket buffer overflowed).",
-            None,
-            MetricType::Counter,
-            s.links.iter().flat_map(|l| {
-                l.dropped.iter().map(|(reason, n)| {
-                    (
-                        vec![("link", l.name.clone()), ("reason", reason.clone())],
-                        counter(*n),
-                    )
-                })
-            }),
-        )?;
-        family(
-            &mut e,
-            "foxborne_link_received",
-            "Bytes received per link.",
-            Some(Unit::Bytes),
-            MetricType::Counter,
-            s.links
-                .iter()
-                .map(|l| (vec![("link", l.name.clone())], counter(l.bytes))),
-        )?;
-        family(
-            &mut e,
-            "foxborne_link_up",
-            "1 when the link is up, 0 when down.",
-            None,
-            MetricType::Gauge,
-            s.links.iter().map(|l| {
-                (
-                    vec![("link", l.name.clone())],
-                    level(u64::from(l.up.unwrap_or(true))),
-                )
-            }),
-        )?;
-        family(
-            &mut e,
-            "foxborne_sequence_lost",
-            "Frames missing from sequence numbers, by link and system id.",
-            None,
-            MetricType::Counter,
-            s.sequence_lost.iter().map(|l| {
-                (
-                    vec![("link", l.link.clone()), ("sysid", l.sysid.to_string())],
-                    counter(l.lost),
-                )
-            }),
-        )?;
-        family(
-            &mut e,
-            "foxborne_sequence_anomalies",
-            "Frames whose sequence number was a repeat (duplicate), behind a later frame (late) or a sender starting over (reset), by link.",
-            None,
-            MetricType::Counter,
-            s.links.iter().flat_map(|l| {
-                [
-                    ("duplicate", l.seq_duplicates),
-                    ("late", l.seq_late),
-                    ("reset", l.seq_resets),
-                ]
-                .map(|(kind, n)| {
-                    (
-                        vec![("link", l.name.clone()), ("kind", kind.to_string())],
-                        counter(n),
-                    )
-                })
-            }),
-        )?;
-        family(
-            &mut e,
-            "foxborne_open_gaps",
-            "Systems with an open telemetry_gap.",
-            None,
-            MetricType::Gauge,
-            [(Labels::new(), level(s.open_gaps as u64))],
-        )?;
-        family(
-            &mut e,
-            "foxborne_heartbeat_age",
-            "Time since each system's last HEARTBEAT.",
-            Some(Unit::Seconds),
-            MetricType::Gauge,
-            s.vehicles.iter().filter_map(|v| {
-                let age = v.heartbeat_age_s?;
-                Some((vec![("sysid", v.sysid.to_string())], gauge(age)))
-            }),
-        )?;
-        {
-            let mut metric = e.encode_descriptor(
-                "foxborne_latency",
-                "One-way link latency from SYSTEM_TIME (receipt time minus the vehicle's time_unix_usec), every sample since start, by system id.",
-                Some(&Unit::Seconds),
-                MetricType::Histogram,
-            )?;
-            for v in &s.vehicles {
-                let Some(h) = &v.latency_histogram else {
-                    continue;
-                };
-                // The encoder takes per-bucket counts and the `+Inf` bucket as `f64::MAX`.
-                let mut below = 0;
-                let mut buckets: Vec<(f64, u64)> = h
-                    .buckets
-                    .iter()
-                    .map(|&(bound, cumulative)| {
-                        let n = cumulative - below;
-                        below = cumulative;
-                        (bound, n)
-                    })
-                    .collect();
-                buckets.push((f64::MAX, h.count - below));
-                let labels = vec![("sysid", v.sysid.to_string())];
-                metric
-                    .encode_family(&labels)?
-                    .encode_histogram::<NoLabelSet>(h.sum_s, h.count, &buckets, None)?;
-            }
-        }
-        family(
-            &mut e,
-            "foxborne_clock_offset",
-            "A vehicle clock plainly off UTC: the window's median of receipt minus vehicle time, by system id.",
-            Some(Unit::Seconds),
-            MetricType::Gauge,
-            s.vehicles.iter().filter_map(|v| {
-                let ms = v.clock_offset_ms?;
-                Some((vec![("sysid", v.sysid.to_string())], gauge(ms / 1e3)))
-            }),
-        )?;
-        let streams = |value: fn(&super::StreamSnapshot) -> u64| {
-            s.streams
-                .iter()
-                .map(move |w| (vec![("stream", w.name.clone())], counter(value(w))))
-        };
-        family(
-            &mut e,
-            "foxborne_lines_written",
-            "Lines (records) written, by stream.",
-            None,
-            MetricType::Counter,
-            streams(|w| w.lines_written),
-        )?;
-        family(
-            &mut e,
-            "foxborne_written",
-            "Bytes written, by stream.",
-            Some(Unit::Bytes),
-            MetricType::Counter,
-            streams(|w| w.bytes_written),
-        )?;
-        family(
-            &mut e,
-            "foxborne_lines_dropped",
-            "Records dropped because the disk did not keep up and the buffer was full, by stream.",
-            None,
-            MetricType::Counter,
-            streams(|w| w.dropped_lines),
-        )?;
-        family(
-            &mut e,
-            "foxborne_write_errors",
-            "Failed writes, by stream.",
-            None,
-            MetricType::Counter,
-            streams(|w| w.write_errors),
-        )?;
-        family(
-            &mut e,
-            "foxborne_write_lag",
-            "Receipt to write, for the last batch written, by stream.",
-            Some(Unit::Seconds),
-            MetricType::Gauge,
-            s.streams
-                .iter()
-                .map(|w| (vec![("stream", w.name.clone())], gauge(w.write_lag_s))),
-        )?;
-        family(
-            &mut e,
-            "foxborne_webhook_deliveries",
-            "Webhook deliveries by webhook and outcome (sent; dropped: given up, refused, or the queue was full; failed_attempt: one try that failed).",
-            None,
-            MetricType::Counter,
-            s.webhooks.iter().flat_map(|h| {
-                [
-                    ("sent", h.sent),
-                    ("dropped", h.dropped),
-                    ("failed_attempt", h.failed_attempts),
-                ]
-                .map(|(outcome, n)| {
-                    (
-                        vec![("webhook", h.name.clone()), ("outcome", outcome.to_string())],
-                        counter(n),
-                    )
-                })
-            }),
-        )?;
-        family(
-            &mut e,
-            "foxborne_webhook_pending",
-            "Events queued for a webhook and not yet delivered.",
-            None,
-            MetricType::Gauge,
-            s.webhooks
-                .iter()
-                .map(|h| (vec![("webhook", h.name.clone())], level(h.pending))),
-        )?;
+        link_families(&mut e, s)?;
+        vehicle_families(&mut e, s)?;
+        stream_families(&mut e, s)?;
+        webhook_families(&mut e, s)?;
         if let Some(publish) = &s.publish {
-            let by_stream = |value: fn(&super::PublishStreamSnapshot) -> u64| {
-                publish
-                    .streams
-                    .iter()
-                    .map(move |p| (vec![("stream", p.name.clone())], counter(value(p))))
-            };
-            family(
-                &mut e,
-                "foxborne_published",
-                "Lines published to NATS JetStream, by stream (receipts, events).",
-                None,
-                MetricType::Counter,
-                by_stream(|p| p.published),
-            )?;
-            family(
-                &mut e,
-                "foxborne_publish_acked",
-                "Lines JetStream acknowledged, by stream.",
-                None,
-                MetricType::Counter,
-                by_stream(|p| p.acked),
-            )?;
-            family(
-                &mut e,
-                "foxborne_publish_pending",
-                "Bytes in the files not yet acknowledged by JetStream, by stream.",
-                Some(Unit::Bytes),
-                MetricType::Gauge,
-                publish
-                    .streams
-                    .iter()
-                    .map(|p| (vec![("stream", p.name.clone())], level(p.pending_bytes))),
-            )?;
-            family(
-                &mut e,
-                "foxborne_publish_last_ack_timestamp",
-                "When JetStream last acknowledged a line, by stream (Unix time).",
-                Some(Unit::Seconds),
-                MetricType::Gauge,
-                publish.streams.iter().filter_map(|p| {
-                    let utc_ns = crate::monitor::parse_utc_ns(p.last_ack_utc.as_deref()?)?;
-                    Some((vec![("stream", p.name.clone())], gauge(utc_ns as f64 / 1e9)))
-                }),
-            )?;
-            family(
-                &mut e,
-                "foxborne_publish_connected",
-                "1 while connected to NATS.",
-                None,
-                MetricType::Gauge,
-                [(Labels::new(), level(u64::from(publish.connected)))],
-            )?;
+            publish_families(&mut e, publish)?;
         }
         if let Some(http) = &s.http {
-            family(
-                &mut e,
-                "foxborne_http_connections",
-                "Open connections to the HTTP port.",
-                None,
-                MetricType::Gauge,
-                [(Labels::new(), level(http.connections_open))],
-            )?;
-            family(
-                &mut e,
-                "foxborne_http_connections_max",
-                "The cap on open connections (http.max_connections, lowered to fit the file descriptor limit).",
-                None,
-                MetricType::Gauge,
-                [(Labels::new(), level(http.connections_max))],
-            )?;
-            family(
-                &mut e,
-                "foxborne_http_accepted",
-                "Connections accepted.",
-                None,
-                MetricType::Counter,
-                [(Labels::new(), counter(http.connections_total))],
-            )?;
-            family(
-                &mut e,
-                "foxborne_http_accept_errors",
-                "Failed accepts (e.g. out of file descriptors), each followed by a back-off.",
-                None,
-                MetricType::Counter,
-                [(Labels::new(), counter(http.accept_errors))],
-            )?;
-            family(
-                &mut e,
-                "foxborne_http_refused",
-                "Requests refused, by reason (host: 421; token: 401).",
-                None,
-                MetricType::Counter,
-                http.refused
-                    .iter()
-                    .map(|(reason, n)| (vec![("reason", reason.clone())], counter(*n))),
-            )?;
-            family(
-                &mut e,
-                "foxborne_http_connections_closed",
-                "Connections between requests closed to make room, by reason (peer_limit: their peer at http.max_connections_per_peer; cap: the port at http.max_connections).",
-                None,
-                MetricType::Counter,
-                http.connections_closed
-                    .iter()
-                    .map(|(reason, n)| (vec![("reason", reason.clone())], counter(*n))),
-            )?;
-            family(
-                &mut e,
-                "foxborne_http_connections_refused",
-                "Connections closed at once: every one of their peer's was answering a request.",
-                None,
-                MetricType::Counter,
-                [(Labels::new(), counter(http.connections_refused))],
-            )?;
-            family(
-                &mut e,
-                "foxborne_event_clients",
-                "Clients on /events.",
-                None,
-                MetricType::Gauge,
-                [(Labels::new(), level(http.event_clients))],
-            )?;
-            family(
-                &mut e,
-                "foxborne_event_clients_max",
-                "The event streams' budget (http.max_streams), below the connection cap.",
-                None,
-                MetricType::Gauge,
-                [(Labels::new(), level(http.event_clients_max))],
-            )?;
-            family(
-                &mut e,
-                "foxborne_event_clients_refused",
-                "/events requests refused with 503: the stream budget was spent by other peers.",
-                None,
-                MetricType::Counter,
-                [(Labels::new(), counter(http.event_clients_refused))],
-            )?;
-            family(
-                &mut e,
-                "foxborne_event_clients_dropped",
-                "/events clients cut off, by reason (lagged, write_timeout: not reading; peer_limit: closed for a newer stream of the same peer).",
-                None,
-                MetricType::Counter,
-                http.event_clients_dropped
-                    .iter()
-                    .map(|(reason, n)| (vec![("reason", reason.clone())], counter(*n))),
-            )?;
+            http_families(&mut e, http)?;
         }
         Ok(())
     }
+}
+
+/// Per link: receipts, rejects, the receiver's own drops, bytes, state, sequence counts.
+fn link_families(e: &mut DescriptorEncoder, s: &StatusSnapshot) -> std::fmt::Result {
+    family(
+        e,
+        "foxborne_receipts",
+        "Frames received and written as receipts, by link, system id and message.",
+        None,
+        MetricType::Counter,
+        s.receipts.iter().map(|r| {
+            (
+                vec![
+                    ("link", r.link.clone()),
+                    ("sysid", r.sysid.to_string()),
+                    ("msg", r.msg.clone()),
+                ],
+                counter(r.count),
+            )
+        }),
+    )?;
+    family(
+        e,
+        "foxborne_rejects",
+        "Frame candidates and byte runs that were not receipts, by link and reason.",
+        None,
+        MetricType::Counter,
+        s.links.iter().flat_map(|l| {
+            l.rejects.iter().map(|(reason, n)| {
+                (
+                    vec![("link", l.name.clone()), ("reason", reason.clone())],
+                    counter(*n),
+                )
+            })
+        }),
+    )?;
+    family(
+        e,
+        "foxborne_receiver_dropped",
+        "Datagrams the receiver itself dropped, by link and reason (overload: the link's queue was full; kernel: the socket buffer overflowed).",
+        None,
+        MetricType::Counter,
+        s.links.iter().flat_map(|l| {
+            l.dropped.iter().map(|(reason, n)| {
+                (
+                    vec![("link", l.name.clone()), ("reason", reason.clone())],
+                    counter(*n),
+                )
+            })
+        }),
+    )?;
+    family(
+        e,
+        "foxborne_link_received",
+        "Bytes received per link.",
+        Some(Unit::Bytes),
+        MetricType::Counter,
+        s.links
+            .iter()
+            .map(|l| (vec![("link", l.name.clone())], counter(l.bytes))),
+    )?;
+    family(
+        e,
+        "foxborne_link_up",
+        "1 when the link is up, 0 when down.",
+        None,
+        MetricType::Gauge,
+        s.links.iter().map(|l| {
+            (
+                vec![("link", l.name.clone())],
+                level(u64::from(l.up.unwrap_or(true))),
+            )
+        }),
+    )?;
+    family(
+        e,
+        "foxborne_sequence_lost",
+        "Frames missing from sequence numbers, by link and system id.",
+        None,
+        MetricType::Counter,
+        s.sequence_lost.iter().map(|l| {
+            (
+                vec![("link", l.link.clone()), ("sysid", l.sysid.to_string())],
+                counter(l.lost),
+            )
+        }),
+    )?;
+    family(
+        e,
+        "foxborne_sequence_anomalies",
+        "Frames whose sequence number was a repeat (duplicate), behind a later frame (late) or a sender starting over (reset), by link.",
+        None,
+        MetricType::Counter,
+        s.links.iter().flat_map(|l| {
+            [
+                ("duplicate", l.seq_duplicates),
+                ("late", l.seq_late),
+                ("reset", l.seq_resets),
+            ]
+            .map(|(kind, n)| {
+                (
+                    vec![("link", l.name.clone()), ("kind", kind.to_string())],
+                    counter(n),
+                )
+            })
+        }),
+    )?;
+    Ok(())
+}
+
+/// Per vehicle: open gaps, heartbeat age, latency, clock offset.
+fn vehicle_families(e: &mut DescriptorEncoder, s: &StatusSnapshot) -> std::fmt::Result {
+    family(
+        e,
+        "foxborne_open_gaps",
+        "Systems with an open telemetry_gap.",
+        None,
+        MetricType::Gauge,
+        [(Labels::new(), level(s.open_gaps as u64))],
+    )?;
+    family(
+        e,
+        "foxborne_heartbeat_age",
+        "Time since each system's last HEARTBEAT.",
+        Some(Unit::Seconds),
+        MetricType::Gauge,
+        s.vehicles.iter().filter_map(|v| {
+            let age = v.heartbeat_age_s?;
+            Some((vec![("sysid", v.sysid.to_string())], gauge(age)))
+        }),
+    )?;
+    {
+        let mut metric = e.encode_descriptor(
+            "foxborne_latency",
+            "One-way link latency from SYSTEM_TIME (receipt time minus the vehicle's time_unix_usec), every sample since start, by system id.",
+            Some(&Unit::Seconds),
+            MetricType::Histogram,
+        )?;
+        for v in &s.vehicles {
+            let Some(h) = &v.latency_histogram else {
+                continue;
+            };
+            // The encoder takes per-bucket counts and the `+Inf` bucket as `f64::MAX`.
+            let mut below = 0;
+            let mut buckets: Vec<(f64, u64)> = h
+                .buckets
+                .iter()
+                .map(|&(bound, cumulative)| {
+                    let n = cumulative - below;
+                    below = cumulative;
+                    (bound, n)
+                })
+                .collect();
+            buckets.push((f64::MAX, h.count - below));
+            let labels = vec![("sysid", v.sysid.to_string())];
+            metric
+                .encode_family(&labels)?
+                .encode_histogram::<NoLabelSet>(h.sum_s, h.count, &buckets, None)?;
+        }
+    }
+    family(
+        e,
+        "foxborne_clock_offset",
+        "A vehicle clock plainly off UTC: the window's median of receipt minus vehicle time, by system id.",
+        Some(Unit::Seconds),
+        MetricType::Gauge,
+        s.vehicles.iter().filter_map(|v| {
+            let ms = v.clock_offset_ms?;
+            Some((vec![("sysid", v.sysid.to_string())], gauge(ms / 1e3)))
+        }),
+    )?;
+    Ok(())
+}
+
+/// The files: lines and bytes written, dropped, errors, lag.
+fn stream_families(e: &mut DescriptorEncoder, s: &StatusSnapshot) -> std::fmt::Result {
+    let streams = |value: fn(&super::StreamSnapshot) -> u64| {
+        s.streams
+            .iter()
+            .map(move |w| (vec![("stream", w.name.clone())], counter(value(w))))
+    };
+    family(
+        e,
+        "foxborne_lines_written",
+        "Lines (records) written, by stream.",
+        None,
+        MetricType::Counter,
+        streams(|w| w.lines_written),
+    )?;
+    family(
+        e,
+        "foxborne_written",
+        "Bytes written, by stream.",
+        Some(Unit::Bytes),
+        MetricType::Counter,
+        streams(|w| w.bytes_written),
+    )?;
+    family(
+        e,
+        "foxborne_lines_dropped",
+        "Records dropped because the disk did not keep up and the buffer was full, by stream.",
+        None,
+        MetricType::Counter,
+        streams(|w| w.dropped_lines),
+    )?;
+    family(
+        e,
+        "foxborne_write_errors",
+        "Failed writes, by stream.",
+        None,
+        MetricType::Counter,
+        streams(|w| w.write_errors),
+    )?;
+    family(
+        e,
+        "foxborne_write_lag",
+        "Receipt to write, for the last batch written, by stream.",
+        Some(Unit::Seconds),
+        MetricType::Gauge,
+        s.streams
+            .iter()
+            .map(|w| (vec![("stream", w.name.clone())], gauge(w.write_lag_s))),
+    )?;
+    Ok(())
+}
+
+/// The webhooks' deliveries and queues.
+fn webhook_families(e: &mut DescriptorEncoder, s: &StatusSnapshot) -> std::fmt::Result {
+    family(
+        e,
+        "foxborne_webhook_deliveries",
+        "Webhook deliveries by webhook and outcome (sent; dropped: given up, refused, or the queue was full; failed_attempt: one try that failed).",
+        None,
+        MetricType::Counter,
+        s.webhooks.iter().flat_map(|h| {
+            [
+                ("sent", h.sent),
+                ("dropped", h.dropped),
+                ("failed_attempt", h.failed_attempts),
+            ]
+            .map(|(outcome, n)| {
+                (
+                    vec![("webhook", h.name.clone()), ("outcome", outcome.to_string())],
+                    counter(n),
+                )
+            })
+        }),
+    )?;
+    family(
+        e,
+        "foxborne_webhook_pending",
+        "Events queued for a webhook and not yet delivered.",
+        None,
+        MetricType::Gauge,
+        s.webhooks
+            .iter()
+            .map(|h| (vec![("webhook", h.name.clone())], level(h.pending))),
+    )?;
+    Ok(())
+}
+
+/// Publishing to NATS JetStream (with `[publish]`).
+fn publish_families(e: &mut DescriptorEncoder, publish: &PublishSnapshot) -> std::fmt::Result {
+    let by_stream = |value: fn(&super::PublishStreamSnapshot) -> u64| {
+        publish
+            .streams
+            .iter()
+            .map(move |p| (vec![("stream", p.name.clone())], counter(value(p))))
+    };
+    family(
+        e,
+        "foxborne_published",
+        "Lines published to NATS JetStream, by stream (receipts, events).",
+        None,
+        MetricType::Counter,
+        by_stream(|p| p.published),
+    )?;
+    family(
+        e,
+        "foxborne_publish_acked",
+        "Lines JetStream acknowledged, by stream.",
+        None,
+        MetricType::Counter,
+        by_stream(|p| p.acked),
+    )?;
+    family(
+        e,
+        "foxborne_publish_pending",
+        "Bytes in the files not yet acknowledged by JetStream, by stream.",
+        Some(Unit::Bytes),
+        MetricType::Gauge,
+        publish
+            .streams
+            .iter()
+            .map(|p| (vec![("stream", p.name.clone())], level(p.pending_bytes))),
+    )?;
+    family(
+        e,
+        "foxborne_publish_last_ack_timestamp",
+        "When JetStream last acknowledged a line, by stream (Unix time).",
+        Some(Unit::Seconds),
+        MetricType::Gauge,
+        publish.streams.iter().filter_map(|p| {
+            let utc_ns = crate::monitor::parse_utc_ns(p.last_ack_utc.as_deref()?)?;
+            Some((vec![("stream", p.name.clone())], gauge(utc_ns as f64 / 1e9)))
+        }),
+    )?;
+    family(
+        e,
+        "foxborne_publish_connected",
+        "1 while connected to NATS.",
+        None,
+        MetricType::Gauge,
+        [(Labels::new(), level(u64::from(publish.connected)))],
+    )?;
+    Ok(())
+}
+
+/// The HTTP port: connections, refusals, event streams.
+fn http_families(e: &mut DescriptorEncoder, http: &HttpSnapshot) -> std::fmt::Result {
+    family(
+        e,
+        "foxborne_http_connections",
+        "Open connections to the HTTP port.",
+        None,
+        MetricType::Gauge,
+        [(Labels::new(), level(http.connections_open))],
+    )?;
+    family(
+        e,
+        "foxborne_http_connections_max",
+        "The cap on open connections (http.max_connections, lowered to fit the file descriptor limit).",
+        None,
+        MetricType::Gauge,
+        [(Labels::new(), level(http.connections_max))],
+    )?;
+    family(
+        e,
+        "foxborne_http_accepted",
+        "Connections accepted.",
+        None,
+        MetricType::Counter,
+        [(Labels::new(), counter(http.connections_total))],
+    )?;
+    family(
+        e,
+        "foxborne_http_accept_errors",
+        "Failed accepts (e.g. out of file descriptors), each followed by a back-off.",
+        None,
+        MetricType::Counter,
+        [(Labels::new(), counter(http.accept_errors))],
+    )?;
+    family(
+        e,
+        "foxborne_http_refused",
+        "Requests refused, by reason (host: 421; token: 401).",
+        None,
+        MetricType::Counter,
+        http.refused
+            .iter()
+            .map(|(reason, n)| (vec![("reason", reason.clone())], counter(*n))),
+    )?;
+    family(
+        e,
+        "foxborne_http_connections_closed",
+        "Connections between requests closed to make room, by reason (peer_limit: their peer at http.max_connections_per_peer; cap: the port at http.max_connections).",
+        None,
+        MetricType::Counter,
+        http.connections_closed
+            .iter()
+            .map(|(reason, n)| (vec![("reason", reason.clone())], counter(*n))),
+    )?;
+    family(
+        e,
+        "foxborne_http_connections_refused",
+        "Connections closed at once: every one of their peer's was answering a request.",
+        None,
+        MetricType::Counter,
+        [(Labels::new(), counter(http.connections_refused))],
+    )?;
+    family(
+        e,
+        "foxborne_event_clients",
+        "Clients on /events.",
+        None,
+        MetricType::Gauge,
+        [(Labels::new(), level(http.event_clients))],
+    )?;
+    family(
+        e,
+        "foxborne_event_clients_max",
+        "The event streams' budget (http.max_streams), below the connection cap.",
+        None,
+        MetricType::Gauge,
+        [(Labels::new(), level(http.event_clients_max))],
+    )?;
+    family(
+        e,
+        "foxborne_event_clients_refused",
+        "/events requests refused with 503: the stream budget was spent by other peers.",
+        None,
+        MetricType::Counter,
+        [(Labels::new(), counter(http.event_clients_refused))],
+    )?;
+    family(
+        e,
+        "foxborne_event_clients_dropped",
+        "/events clients cut off, by reason (lagged, write_timeout: not reading; peer_limit: closed for a newer stream of the same peer).",
+        None,
+        MetricType::Counter,
+        http.event_clients_dropped
+            .iter()
+            .map(|(reason, n)| (vec![("reason", reason.clone())], counter(*n))),
+    )?;
+    Ok(())
 }
 
 #[cfg(test)]

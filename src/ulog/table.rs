@@ -192,7 +192,7 @@ pub enum Cell<'a> {
 
 enum Sink {
     Parquet(Box<SerializedFileWriter<RowGroupFile>>),
-    Csv(BufWriter<File>),
+    Csv(Box<csv::Writer<BufWriter<File>>>),
 }
 
 /// A Parquet table's file: what the writer writes is gathered in memory and written to the
@@ -356,10 +356,13 @@ impl TableWriter {
                 Sink::Parquet(Box::new(writer))
             }
             FileFormat::Csv => {
-                let mut file = BufWriter::with_capacity(16 * 1024, file);
-                let header: Vec<String> = columns.iter().map(|c| csv_text(&c.name)).collect();
-                writeln!(file, "{}", header.join(",")).map_err(io)?;
-                Sink::Csv(file)
+                // RFC 4180 quoting (only when a field needs it), one `\n` per row.
+                let mut out = csv::WriterBuilder::new()
+                    .terminator(csv::Terminator::Any(b'\n'))
+                    .from_writer(BufWriter::with_capacity(16 * 1024, file));
+                out.write_record(columns.iter().map(|c| c.name.as_str()))
+                    .map_err(|e| io(e.into()))?;
+                Sink::Csv(Box::new(out))
             }
         };
         let row_width = columns.iter().map(|c| c.kind.width()).sum::<usize>().max(1);
@@ -518,23 +521,22 @@ impl TableWriter {
                     path: self.path.clone(),
                     source,
                 };
-                let mut line = String::new();
+                let csv_io = |e: csv::Error| io(e.into());
+                let mut number = String::new();
                 let mut cursors = vec![0usize; self.columns.len()];
                 for row in 0..self.rows {
-                    line.clear();
                     for (i, column) in self.columns.iter().enumerate() {
-                        if i > 0 {
-                            line.push(',');
-                        }
                         if column.nullable && self.defs[i][row] == 0 {
+                            out.write_field([]).map_err(csv_io)?;
                             continue;
                         }
                         let at = cursors[i];
                         cursors[i] += 1;
-                        csv_cell(&mut line, column.kind, &self.values[i], at);
+                        number.clear();
+                        let field = csv_field(&mut number, column.kind, &self.values[i], at);
+                        out.write_field(field).map_err(csv_io)?;
                     }
-                    line.push('\n');
-                    out.write_all(line.as_bytes()).map_err(io)?;
+                    out.write_record(None::<&[u8]>).map_err(csv_io)?;
                 }
                 if last {
                     out.flush().map_err(io)?;
@@ -599,36 +601,34 @@ fn write_row_group(
     Ok(())
 }
 
-/// One CSV cell: integers as integers (unsigned kinds unsigned), floats in their shortest form
-/// that reads back to the same value (`NaN`, `inf`), text quoted when it must be.
-fn csv_cell(line: &mut String, kind: Kind, values: &Values, at: usize) {
+/// One CSV field: integers as integers (unsigned kinds unsigned), floats in their shortest form
+/// that reads back to the same value (`NaN`, `inf`), text as it is (the writer quotes it when it
+/// must). Numbers are written into `number`.
+fn csv_field<'a>(number: &'a mut String, kind: Kind, values: &'a Values, at: usize) -> &'a [u8] {
     let _ = match values {
         Values::I32(v) => match kind {
-            Kind::UInt32 => write!(line, "{}", v[at] as u32),
-            _ => write!(line, "{}", v[at]),
+            Kind::UInt32 => write!(number, "{}", v[at] as u32),
+            _ => write!(number, "{}", v[at]),
         },
         Values::I64(v) => match kind {
-            Kind::UInt64 => write!(line, "{}", v[at] as u64),
-            _ => write!(line, "{}", v[at]),
+            Kind::UInt64 => write!(number, "{}", v[at] as u64),
+            _ => write!(number, "{}", v[at]),
         },
-        Values::F32(v) => write!(line, "{}", v[at]),
-        Values::F64(v) => write!(line, "{}", v[at]),
-        Values::Bool(v) => write!(line, "{}", v[at]),
+        Values::F32(v) => write!(number, "{}", v[at]),
+        Values::F64(v) => write!(number, "{}", v[at]),
+        Values::Bool(v) => write!(number, "{}", v[at]),
         Values::Text(bytes, ends) => {
             let start = if at == 0 { 0 } else { ends[at - 1] };
-            line.push_str(&csv_text(&String::from_utf8_lossy(&bytes[start..ends[at]])));
+            let text = &bytes[start..ends[at]];
+            if std::str::from_utf8(text).is_ok() {
+                return text;
+            }
+            // Not UTF-8: the bytes that are not, as U+FFFD, as before.
+            number.push_str(&String::from_utf8_lossy(text));
             Ok(())
         }
     };
-}
-
-/// RFC 4180 quoting: only when the text has a comma, quote or line break.
-fn csv_text(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
+    number.as_bytes()
 }
 
 #[cfg(test)]

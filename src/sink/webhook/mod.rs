@@ -153,6 +153,7 @@ async fn deliver(target: Target, mut rx: mpsc::Receiver<String>, stats: Arc<Webh
     let mut failing = false;
     while let Some(body) = rx.recv().await {
         let mut delivered = false;
+        let mut backoff = retry::backoff();
         for attempt in 1..=retry::ATTEMPTS {
             let (verdict, detail) = match target.post(&body).await {
                 Ok(status) => (retry::judge_status(status), format!("HTTP {status}")),
@@ -176,7 +177,7 @@ async fn deliver(target: Target, mut rx: mpsc::Receiver<String>, stats: Arc<Webh
                         failing = true;
                     }
                     if attempt < retry::ATTEMPTS {
-                        tokio::time::sleep(retry::backoff(attempt, retry::jitter_unit())).await;
+                        tokio::time::sleep(backoff.failed(crate::backoff::draw())).await;
                     }
                 }
             }

@@ -5,6 +5,7 @@
 //! failures are tried again with exponential back-off and jitter, so many receivers that lost
 //! the same endpoint do not come back at it in step.
 
+use crate::backoff::Backoff;
 use std::time::Duration;
 
 /// How many times one event is tried before it is given up (about a minute of retrying).
@@ -33,22 +34,9 @@ pub fn judge_status(status: u16) -> Verdict {
     }
 }
 
-/// The wait before attempt `attempt + 1` (after `attempt` failed, counting from 1): doubling
-/// from 0.5 s up to 30 s, scaled by a jitter factor in `[0.5, 1.0)` from `unit` in `[0, 1)`.
-pub fn backoff(attempt: u32, unit: f64) -> Duration {
-    let doubled = FIRST_BACKOFF.saturating_mul(1u32 << attempt.saturating_sub(1).min(16));
-    doubled
-        .min(MAX_BACKOFF)
-        .mul_f64(0.5 + 0.5 * unit.clamp(0.0, 1.0))
-}
-
-/// A fresh number in `[0, 1)` for the jitter. Jitter needs no quality, only independence
-/// between processes: std's per-process random hash keys give that without a dependency.
-pub fn jitter_unit() -> f64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u64(0);
-    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
+/// The waits between one event's attempts: doubling from 0.5 s up to 30 s, with jitter.
+pub fn backoff() -> Backoff {
+    Backoff::new(FIRST_BACKOFF, MAX_BACKOFF).with_jitter()
 }
 
 #[cfg(test)]
@@ -68,25 +56,19 @@ mod tests {
     }
 
     #[test]
-    fn backoff_doubles_to_a_cap_and_jitter_stays_within_half() {
-        assert!(backoff(1, 0.999) < Duration::from_millis(500));
-        assert_eq!(backoff(1, 0.0), Duration::from_millis(250));
-        assert_eq!(backoff(2, 0.0), Duration::from_millis(500));
-        assert_eq!(backoff(3, 0.0), Duration::from_secs(1));
-        assert_eq!(backoff(20, 0.0), Duration::from_secs(15));
-        assert!(backoff(20, 0.999) < MAX_BACKOFF);
-        let total: Duration = (1..ATTEMPTS).map(|a| backoff(a, 0.999)).sum();
-        assert!(
-            total > Duration::from_secs(45) && total < Duration::from_secs(70),
-            "{total:?}"
-        );
-    }
-
-    #[test]
-    fn jitter_is_in_the_unit_interval_and_varies() {
-        let draws: Vec<f64> = (0..64).map(|_| jitter_unit()).collect();
-        assert!(draws.iter().all(|u| (0.0..1.0).contains(u)));
-        let first = draws[0];
-        assert!(draws.iter().any(|u| *u != first));
+    fn an_events_attempts_take_about_a_minute_with_jitter() {
+        // The slowest draws and the fastest: between 45 s and 70 s of retrying in all.
+        for draw in [0.999, 0.0] {
+            let mut b = backoff();
+            let total: Duration = (1..ATTEMPTS).map(|_| b.failed(draw)).sum();
+            if draw > 0.5 {
+                assert!(
+                    total > Duration::from_secs(45) && total < Duration::from_secs(70),
+                    "{total:?}"
+                );
+            } else {
+                assert!(total > Duration::from_secs(22), "{total:?}");
+            }
+        }
     }
 }
