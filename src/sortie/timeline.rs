@@ -536,6 +536,20 @@ mod tests {
         }
     }
 
+    /// A GPS anchor putting boot at `boot` (UTC, ns) from `fixes` fixes spread over `spread_ms`.
+    fn gps_anchor_at(boot: i64, fixes: u64, spread_ms: f64) -> GpsAnchor {
+        GpsAnchor {
+            title: format!("GPS time from sensor_gps, {fixes} fixes"),
+            source: Some("sensor_gps".into()),
+            multi_id: Some(0),
+            fixes_used: fixes,
+            fixes_without_utc: 0,
+            boot_offset_us: Some(boot / 1000),
+            spread_ms: Some(spread_ms),
+            boot_utc: None,
+        }
+    }
+
     /// The source documents' INC-0142 and R-0931: the ground's last heartbeat at 14:32:03.912
     /// on a receiver good to ±15 ms; the flight log's last `obstacle_distance` sample before its
     /// stall at boot + 1132.793 s; the GPS anchor puts boot at 14:13:11.286 (±40 ms). On one
@@ -545,16 +559,7 @@ mod tests {
         let boot = parse_utc_ns("2026-09-24T14:13:11.286Z").unwrap();
         let last_hb = parse_utc_ns("2026-09-24T14:32:03.912Z").unwrap();
         let next_hb = parse_utc_ns("2026-09-24T14:32:10.874Z").unwrap();
-        let gps = GpsAnchor {
-            title: "GPS time from sensor_gps, 1,081 fixes".into(),
-            source: Some("sensor_gps".into()),
-            multi_id: Some(0),
-            fixes_used: 1081,
-            fixes_without_utc: 0,
-            boot_offset_us: Some(boot / 1000),
-            spread_ms: Some(31.0),
-            boot_utc: None,
-        };
+        let gps = gps_anchor_at(boot, 1081, 31.0);
         let stall_at = 1_132_793_000_000;
         let stall = Happening::new(
             "topic_stall",
@@ -662,16 +667,7 @@ mod tests {
     #[test]
     fn events_findings_and_the_failsafe_after_com_dl_loss_t_are_a_gaps_facts() {
         let boot = parse_utc_ns("2026-09-24T14:00:00Z").unwrap();
-        let gps = GpsAnchor {
-            title: "GPS time".into(),
-            source: Some("sensor_gps".into()),
-            multi_id: Some(0),
-            fixes_used: 100,
-            fixes_without_utc: 0,
-            boot_offset_us: Some(boot / 1000),
-            spread_ms: Some(10.0),
-            boot_utc: None,
-        };
+        let gps = gps_anchor_at(boot, 100, 10.0);
         let failsafe = |state: &str, at: i64, n: u64| {
             let mut h = Happening::new(
                 crate::sortie::air::FAILSAFE_KIND,
