@@ -1,15 +1,15 @@
 //! foxborne-receiver: a live MAVLink ground receiver (receiver JSONL, telemetry_gap alerts)
 //! and the post-sortie PX4 ULog ingest.
 //!
-//! The pure core (`wire`, `monitor`, `ulog`, `tlog`, `receipt`, `recorder`, `status`, `sniff`)
-//! takes bytes and times as arguments and never reads a clock or opens a socket. `daemon`,
-//! `sink` and `http` are the I/O shell; `cmd` holds the verbs; `config` is parsed once;
+//! The pure core (`wire`, `monitor`, `ulog`, `tlog`, `receipt`, `recorder`, `status`, `sniff`,
+//! `sortie`) takes bytes and times as arguments and never reads a clock or opens a socket.
+//! `daemon`, `sink` and `http` are the I/O shell; `cmd` holds the verbs; `config` is parsed once;
 //! `catalog` keeps every ingested run in SQLite (its change computation is pure).
 //!
 //! Without the default `full` feature only the parsers and the rules remain (`wire`, `monitor`,
-//! `ulog` without its export, `tlog`, `receipt`, `recorder`, `sniff`, `analyze`; no tokio, HTTP,
-//! NATS or Parquet, and `status`, which encodes /metrics, is left out too): what the fuzz
-//! targets build.
+//! `ulog` without its export, `tlog`, `receipt`, `recorder`, `sniff`, `analyze`, `sortie`; no
+//! tokio, HTTP, NATS or Parquet, and `status`, which encodes /metrics, is left out too): what
+//! the fuzz targets build.
 
 pub mod analyze;
 pub mod backoff;
@@ -38,6 +38,7 @@ pub mod recorder;
 #[cfg(feature = "full")]
 pub mod sink;
 pub(crate) mod sniff;
+pub mod sortie;
 #[cfg(feature = "full")]
 pub(crate) mod status;
 pub mod tlog;

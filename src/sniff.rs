@@ -1,9 +1,11 @@
 //! What kind of file a verb was given, judged from its first bytes (pure).
 //!
-//! `tlog convert` and `analyze` take receiver JSONL and ground-station `.tlog` files; anything
-//! else is refused with a sentence that says what the file looks like, so a `.ulg`, a README or
-//! a raw capture never turns into an empty result and exit 0.
+//! `tlog convert` and `analyze` take receiver JSONL and ground-station `.tlog` files, and
+//! `sortie` also the receiver's events files; anything else is refused with a sentence that says
+//! what the file looks like, so a `.ulg`, a README or a raw capture never turns into an empty
+//! result and exit 0.
 
+use crate::monitor::Event;
 use crate::receipt::ReceiptRecord;
 use crate::wire::scanner::{STX_V1, STX_V2};
 
@@ -14,6 +16,8 @@ pub const HEAD_LEN: usize = 4096;
 pub enum FileKind {
     /// The daemon's receive log: its first line is a receipt.
     ReceiverJsonl,
+    /// The daemon's events stream (`events/`): its first line is an event (`utc`, `kind`, ...).
+    EventsJsonl,
     /// A ground-station telemetry log: an 8-byte timestamp, then a MAVLink frame.
     Tlog,
     /// A PX4 flight log (`ULog` magic bytes).
@@ -35,6 +39,7 @@ impl FileKind {
     pub fn describe(&self) -> String {
         match self {
             FileKind::ReceiverJsonl => "receiver JSONL".into(),
+            FileKind::EventsJsonl => "the receiver's events (JSONL)".into(),
             FileKind::Tlog => "a ground-station .tlog".into(),
             FileKind::Ulog => "a PX4 ULog flight log (use `ulog ingest`)".into(),
             FileKind::EncryptedUlog => "an encrypted PX4 ULog flight log".into(),
@@ -92,6 +97,9 @@ fn text_kind(head: &[u8]) -> Option<FileKind> {
     if serde_json::from_str::<ReceiptRecord>(first).is_ok() {
         return Some(FileKind::ReceiverJsonl);
     }
+    if serde_json::from_str::<Event>(first).is_ok() {
+        return Some(FileKind::EventsJsonl);
+    }
     // A receipt line longer than the head (huge `fields`) cannot be parsed from it; it still
     // starts with the receipt's first key.
     if !complete_line && first.starts_with("{\"recv_utc\":") {
@@ -121,6 +129,11 @@ mod tests {
         assert_eq!(sniff(&[0xFE, 9, 0, 1, 1, 0]), FileKind::RawMavlink);
         assert_eq!(sniff(b""), FileKind::Empty);
         assert_eq!(sniff(&[0x00, 0xFF, 0x80, 0x81, 0x00]), FileKind::Unknown);
+        let event = r#"{"utc":"2026-09-24T14:32:00.000Z","kind":"clock","state":"lost","synchronised":false,"max_error_us":16000000}"#;
+        assert_eq!(
+            sniff(format!("{event}\n").as_bytes()),
+            FileKind::EventsJsonl
+        );
     }
 
     #[test]

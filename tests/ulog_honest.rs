@@ -2,7 +2,8 @@
 //! a log without data is not complete; a log both malformed and truncated keeps its malformed
 //! messages; `ulog record` shows a malformed message the report cites; garbage is called garbage
 //! and only a clean cut is blamed on a power loss; a damaged type byte is a finding; one sample
-//! with a far-future timestamp is one finding, not dozens of stalls.
+//! with a far-future timestamp is one finding, not dozens of stalls; topics PX4 publishes on
+//! events (`event`, commands) get none.
 
 mod common;
 
@@ -374,4 +375,63 @@ fn an_outlier_is_told_from_a_jump_of_the_whole_log() {
     let r = ingest(&w.into_inner());
     let kinds: Vec<_> = r.findings.iter().map(|f| f.kind.as_str()).collect();
     assert_eq!(kinds, ["topic_stall"], "{:#?}", r.findings);
+}
+
+/// A 30 s log with `a` at 10 Hz and one topic named `bursty` that gets three samples 1 ms
+/// apart every 5 s, as PX4's `event` topic does.
+fn with_bursts(bursty: &str) -> Vec<u8> {
+    let mut w = UlogWriter::new(Vec::new(), 1_000_000).unwrap();
+    w.format("a:uint64_t timestamp;float v;").unwrap();
+    w.format(&format!("{bursty}:uint64_t timestamp;uint32_t id;"))
+        .unwrap();
+    w.subscribe(0, 0, "a").unwrap();
+    w.subscribe(0, 1, bursty).unwrap();
+    for k in 0..300u64 {
+        let t = 1_000_000 + k * 100_000;
+        let mut p = t.to_le_bytes().to_vec();
+        p.extend(1f32.to_le_bytes());
+        w.data(0, &p).unwrap();
+        if k % 50 == 0 {
+            for burst in 0..3 {
+                let mut p = (t + 1000 * burst).to_le_bytes().to_vec();
+                p.extend(7u32.to_le_bytes());
+                w.data(1, &p).unwrap();
+            }
+        }
+    }
+    w.into_inner()
+}
+
+#[test]
+#[cfg_attr(
+    foxborne_no_corpus,
+    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
+)]
+fn topics_published_on_events_get_no_topic_stall() {
+    let stalls = |bytes: &[u8]| -> Vec<String> {
+        ingest(bytes)
+            .findings
+            .into_iter()
+            .filter(|f| f.kind == "topic_stall")
+            .filter_map(|f| f.topic)
+            .collect()
+    };
+    // The same bursts under another name are stalls of thousands of median periods: the
+    // exclusion is by the topic's nature, not its data.
+    assert_eq!(stalls(&with_bursts("bursty")).len(), 6);
+    for topic in ["event", "vehicle_command", "vehicle_command_ack"] {
+        assert!(stalls(&with_bursts(topic)).is_empty(), "{topic}");
+    }
+    // flightreview_ekf_failure.ulg: its 17 stalls of `event` are gone; the setpoint topics that
+    // stopped when the vehicle left position control are still there.
+    let Some(bytes) = corpus("flightreview_ekf_failure.ulg") else {
+        return;
+    };
+    let topics = stalls(&bytes);
+    assert!(!topics.iter().any(|t| t == "event"), "{topics:?}");
+    assert!(
+        topics.iter().any(|t| t == "trajectory_setpoint"),
+        "{topics:?}"
+    );
+    assert_eq!(topics.len(), 11, "{topics:?}");
 }

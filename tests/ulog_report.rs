@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 fn scratch(name: &str) -> common::Scratch {
@@ -124,95 +124,6 @@ fn report_shows_status_anchor_plots_markers_and_evidence_commands() {
     assert!(html.contains("ulog record") && html.contains("--offset"));
 }
 
-fn chromium() -> Option<PathBuf> {
-    let candidates = std::env::var_os("FOXBORNE_CHROMIUM")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain(["/usr/bin/chromium", "/usr/bin/chromium-browser"].map(PathBuf::from));
-    for c in candidates {
-        if c.is_file() {
-            return Some(c);
-        }
-    }
-    if std::env::var("FOXBORNE_REQUIRE_BROWSER").as_deref() == Ok("1") {
-        panic!("no chromium found and FOXBORNE_REQUIRE_BROWSER=1 (apt-get install chromium)");
-    }
-    eprintln!("SKIP: no chromium at /usr/bin/chromium (apt-get install chromium, or set FOXBORNE_CHROMIUM)");
-    None
-}
-
-/// Decodes an 8-bit RGB or RGBA PNG (as Chromium writes screenshots) into RGB pixels.
-fn decode_png(png: &[u8]) -> (usize, usize, Vec<[u8; 3]>) {
-    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
-    let (mut width, mut height, mut channels) = (0usize, 0usize, 0usize);
-    let mut idat = Vec::new();
-    let mut at = 8;
-    while at + 8 <= png.len() {
-        let len = u32::from_be_bytes(png[at..at + 4].try_into().unwrap()) as usize;
-        let kind = &png[at + 4..at + 8];
-        let data = &png[at + 8..at + 8 + len];
-        match kind {
-            b"IHDR" => {
-                width = u32::from_be_bytes(data[..4].try_into().unwrap()) as usize;
-                height = u32::from_be_bytes(data[4..8].try_into().unwrap()) as usize;
-                assert_eq!(data[8], 8, "bit depth");
-                channels = match data[9] {
-                    2 => 3,
-                    6 => 4,
-                    other => panic!("colour type {other}"),
-                };
-                assert_eq!(data[12], 0, "interlaced PNG");
-            }
-            b"IDAT" => idat.extend_from_slice(data),
-            b"IEND" => break,
-            _ => {}
-        }
-        at += 12 + len;
-    }
-    let raw = miniz_oxide::inflate::decompress_to_vec_zlib(&idat).expect("zlib data");
-    let stride = width * channels;
-    let mut prev = vec![0u8; stride];
-    let mut pixels = Vec::with_capacity(width * height);
-    for y in 0..height {
-        let row = &raw[y * (stride + 1)..(y + 1) * (stride + 1)];
-        let (filter, src) = (row[0], &row[1..]);
-        let mut cur = vec![0u8; stride];
-        for i in 0..stride {
-            let a = if i >= channels { cur[i - channels] } else { 0 };
-            let b = prev[i];
-            let c = if i >= channels { prev[i - channels] } else { 0 };
-            let predicted = match filter {
-                0 => 0,
-                1 => a,
-                2 => b,
-                3 => ((u16::from(a) + u16::from(b)) / 2) as u8,
-                4 => {
-                    let p = i16::from(a) + i16::from(b) - i16::from(c);
-                    let (pa, pb, pc) = (
-                        (p - i16::from(a)).abs(),
-                        (p - i16::from(b)).abs(),
-                        (p - i16::from(c)).abs(),
-                    );
-                    if pa <= pb && pa <= pc {
-                        a
-                    } else if pb <= pc {
-                        b
-                    } else {
-                        c
-                    }
-                }
-                other => panic!("PNG filter {other}"),
-            };
-            cur[i] = src[i].wrapping_add(predicted);
-        }
-        for px in cur.chunks(channels) {
-            pixels.push([px[0], px[1], px[2]]);
-        }
-        prev = cur;
-    }
-    (width, height, pixels)
-}
-
 /// Chromium's screenshot of `html` at 1400 x `height`, decoded.
 fn screenshot(browser: &Path, html: &Path, dir: &Path, height: u32) -> (Vec<u8>, Vec<[u8; 3]>) {
     let shot = dir.join(format!(
@@ -220,23 +131,7 @@ fn screenshot(browser: &Path, html: &Path, dir: &Path, height: u32) -> (Vec<u8>,
         html.file_stem().unwrap().to_string_lossy()
     ));
     let profile = dir.join("profile");
-    let run = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(format!("--window-size=1400,{height}"))
-        .arg(format!("file://{}", html.display()))
-        .output()
-        .unwrap();
+    let run = common::browser::screenshot(browser, html, &shot, &profile, (1400, height));
     assert!(
         shot.is_file(),
         "no screenshot of {}: {}",
@@ -244,7 +139,7 @@ fn screenshot(browser: &Path, html: &Path, dir: &Path, height: u32) -> (Vec<u8>,
         String::from_utf8_lossy(&run.stderr)
     );
     let png = std::fs::read(&shot).unwrap();
-    let (w, h, pixels) = decode_png(&png);
+    let (w, h, pixels) = common::browser::decode_png(&png);
     assert_eq!((w, h), (1400, height as usize));
     (png, pixels)
 }
@@ -276,7 +171,7 @@ fn assert_rendered(name: &str, pixels: &[[u8; 3]]) {
 )]
 fn report_renders_in_headless_chromium() {
     let logs = common::corpus_logs();
-    let Some(browser) = chromium() else {
+    let Some(browser) = common::browser::chromium() else {
         return;
     };
     let dir = scratch("browser");

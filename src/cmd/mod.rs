@@ -10,6 +10,7 @@ pub mod range;
 pub mod reload;
 pub mod run;
 pub mod simulate;
+pub mod sortie;
 pub mod status;
 pub mod tlog;
 pub mod ulog;
@@ -63,6 +64,8 @@ pub enum Verb {
     Simulate(simulate::SimulateArgs),
     /// The whole range from every site's receipts in NATS JetStream: gaps judged across sites.
     Range(range::RangeArgs),
+    /// One flight log and the ground's records of the same sortie on one UTC timeline.
+    Sortie(sortie::SortieArgs),
 }
 
 /// A usage error found after parsing (clap's own exit with 2 before this).
@@ -82,6 +85,7 @@ pub fn main(cli: Cli) -> ExitCode {
         Verb::Ulog { cmd } => ulog::run(cmd).map(|code| code.clamp(0, 255) as u8),
         Verb::Simulate(args) => simulate::run(args),
         Verb::Range(args) => range::run(args),
+        Verb::Sortie(args) => sortie::run(args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

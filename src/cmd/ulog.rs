@@ -8,7 +8,9 @@
 //! - `ulog record FILE --message N | --offset B`: one record decoded (the evidence inspector).
 //! - `ulog export FILE... --format parquet|csv --out DIR`: every topic instance as a table in
 //!   `<out>/<log name>/`, with parameters, logged messages, info and dropouts beside them.
-//! - `ulog report FILE --out report.html`: the post-sortie report, one offline HTML file.
+//! - `ulog report FILE --out report.html [--ground GROUND...]`: the post-sortie report, one
+//!   offline HTML file; with the ground's records, a ground lane on the plots' time axis (the
+//!   `sortie` timeline's ground side).
 //! - `ulog ingest ... --catalog FILE | --config FILE [--names FILE] [--manifest SHA256SUMS]`,
 //!   `ulog runs`, `ulog changes`, `ulog catalog rebuild`: the run catalog and the manifest check,
 //!   in `crate::cmd::catalog`.
@@ -76,6 +78,12 @@ pub struct ReportArgs {
     /// Expected-topic profile: Q4, T4, or a TOML file with `name` and `topics`
     #[arg(long)]
     pub profile: Option<String>,
+    /// The ground's records of the sortie (receive logs, events files, .tlog files): drawn as a
+    /// ground lane on the plots' time axis, placed as `sortie` places them
+    #[arg(long, num_args = 1.., value_name = "GROUND")]
+    pub ground: Vec<PathBuf>,
+    #[command(flatten)]
+    pub ground_options: super::sortie::GroundOptions,
 }
 
 #[derive(Debug, Args)]
@@ -220,7 +228,19 @@ fn report_export(
 
 fn run_report(args: ReportArgs) -> anyhow::Result<i32> {
     let profile = load_profile(args.profile.as_deref())?;
-    let html = crate::ulog::html::report_file(&args.file, profile.as_ref())?;
+    let lane = if args.ground.is_empty() {
+        None
+    } else {
+        match super::sortie::load(&args.file, &args.ground, &args.ground_options)? {
+            Ok(loaded) => Some(crate::sortie::lane::ground_lane(&loaded.sortie)),
+            // A refused ground record: nothing is written.
+            Err(code) if code == super::EXIT_FAILURE => return Ok(i32::from(code)),
+            // The flight log is not complete (said on stderr): its report is still written, as
+            // without --ground, with no lane (nothing in it is complete to place).
+            Err(_) => None,
+        }
+    };
+    let html = crate::ulog::html::report_file(&args.file, profile.as_ref(), lane.as_ref())?;
     std::fs::write(&args.out, html.html)
         .with_context(|| format!("writing {}", args.out.display()))?;
     println!("{}", args.out.display());

@@ -11,7 +11,8 @@ use super::profile::{self, Profile, FAILSAFE_PARAMETERS, LOGGED_MESSAGES};
 use super::record::{level_name, Located, LoggedString, Record};
 use super::report::{
     AppendedData, Dropout, FailsafeParameter, Finding, HeaderReport, LoggedMessage,
-    ParameterChange, Report, TopicReport, DROPOUT_FINDING_MS, DROPOUT_TITLE, STALL_FACTOR,
+    ParameterChange, Report, TopicReport, DROPOUT_FINDING_MS, DROPOUT_TITLE, NOT_PERIODIC_TOPICS,
+    STALL_FACTOR,
 };
 use super::value::{decode_typed, text_lossy, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -613,8 +614,12 @@ fn topic_report(t: &TopicStats, formats: &FormatRegistry) -> TopicReport {
 }
 
 /// `topic_stall` findings: gaps of at least 5 median periods, and a topic that stops that long
-/// before the log ends. Each cites the last sample before the silence.
+/// before the log ends. Each cites the last sample before the silence. Topics that are not
+/// published at a rate ([`NOT_PERIODIC_TOPICS`]) have none.
 fn stall_findings(t: &TopicStats, log_end: u64) -> Vec<Finding> {
+    if NOT_PERIODIC_TOPICS.contains(&&*t.topic) {
+        return Vec::new();
+    }
     let Some(median) = t
         .periods
         .median()

@@ -8,11 +8,15 @@
 //! markers on every time plot; then the findings, each with the `ulog record` command that shows
 //! its evidence.
 //!
+//! Given the ground's records (`--ground`), a ground lane (`super::lane`) sits above the plots on
+//! the same axis, with UTC beside the boot seconds, and each ground gap is marked on every plot.
+//!
 //! Rendering ([`render`]) is pure: a report and series in, text out. [`report_file`] is the shell
 //! that reads the file (twice: once for the ingest report, once for the series).
 
 use super::band;
 use super::ingest::{ingest_file, IngestOptions};
+use super::lane::{GroundLane, LaneAxis, LaneKind};
 use super::profile::Profile;
 use super::reader::StreamReader;
 use super::report::{Report, Status};
@@ -344,8 +348,12 @@ pub struct HtmlReport {
     pub status: Status,
 }
 
-/// Reads the log at `path` and renders its report.
-pub fn report_file(path: &Path, profile: Option<&Profile>) -> anyhow::Result<HtmlReport> {
+/// Reads the log at `path` and renders its report, with the ground lane when given.
+pub fn report_file(
+    path: &Path,
+    profile: Option<&Profile>,
+    ground: Option<&GroundLane>,
+) -> anyhow::Result<HtmlReport> {
     let report = ingest_file(
         path,
         IngestOptions {
@@ -354,12 +362,7 @@ pub fn report_file(path: &Path, profile: Option<&Profile>) -> anyhow::Result<Htm
             progress: None,
         },
     )?;
-    let outliers: Vec<u64> = report
-        .findings
-        .iter()
-        .filter(|f| f.kind == "timestamp_outlier")
-        .map(|f| f.message)
-        .collect();
+    let outliers = report.outlier_messages();
     let mut collector = SeriesCollector::new(default_specs(), &outliers);
     let mut markers = Vec::new();
     let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
@@ -408,7 +411,13 @@ pub fn report_file(path: &Path, profile: Option<&Profile>) -> anyhow::Result<Htm
             _ => {}
         }
     }
-    let html = render(&report, collector.specs(), &collector.series, &markers);
+    let html = render(
+        &report,
+        collector.specs(),
+        &collector.series,
+        &markers,
+        ground,
+    );
     Ok(HtmlReport {
         html,
         status: report.status,
@@ -422,6 +431,8 @@ pub enum MarkerKind {
     Warning,
     Error,
     Finding,
+    /// The start or end of a ground gap (`--ground`).
+    GroundGap,
     /// A PX4 event at notice or info level (warnings and errors are drawn as such).
     Event,
 }
@@ -433,6 +444,7 @@ impl MarkerKind {
             MarkerKind::Warning => "#d4ac0d",
             MarkerKind::Error => "#c0392b",
             MarkerKind::Finding => "#8e44ad",
+            MarkerKind::GroundGap => LaneKind::Gap.color(),
             MarkerKind::Event => "#16a085",
         }
     }
@@ -614,12 +626,16 @@ fn time_plot(
             } else {
                 0.9
             },
-            t = esc(&format!(
-                "{:.3} s: {} (message {})",
-                m.t as f64 / 1e6,
-                m.text,
-                m.message
-            ))
+            t = esc(&if m.kind == MarkerKind::GroundGap {
+                format!("{:.3} s: {}", m.t as f64 / 1e6, m.text)
+            } else {
+                format!(
+                    "{:.3} s: {} (message {})",
+                    m.t as f64 / 1e6,
+                    m.text,
+                    m.message
+                )
+            })
         );
         if let (true, Some(label)) = (plot.labels, &m.label) {
             let short: String = label.chars().take(60).collect();
@@ -863,6 +879,7 @@ pub fn render(
     specs: &[SeriesSpec],
     series: &[Series],
     log_markers: &[Marker],
+    ground: Option<&GroundLane>,
 ) -> String {
     let mut out = String::with_capacity(256 * 1024);
     let name = Path::new(&report.file)
@@ -1042,6 +1059,19 @@ figure{{margin:6px 0}} figcaption{{margin:0 0 0 70px}} .status{{display:inline-b
             }),
         });
     }
+    if let Some(lane) = ground {
+        for item in lane.items.iter().filter(|i| i.kind == LaneKind::Gap) {
+            for t in [Some(item.start_us), item.end_us].into_iter().flatten() {
+                markers.push(Marker {
+                    t,
+                    kind: MarkerKind::GroundGap,
+                    text: format!("ground: {}", item.text),
+                    message: 0,
+                    label: None,
+                });
+            }
+        }
+    }
     for e in &report.events {
         let level = e.level.as_str();
         let kind = match level {
@@ -1059,13 +1089,20 @@ figure{{margin:6px 0}} figcaption{{margin:0 0 0 70px}} .status{{display:inline-b
     }
     let band_segments = band::segments(&report.flight_modes, axis.t1);
     out.push_str("<h2>Flight</h2>\n<p class=\"legend\">");
-    for (kind, label) in [
+    let mut legend = vec![
         (MarkerKind::Dropout, "dropout"),
         (MarkerKind::Warning, "logged warning or warning event"),
         (MarkerKind::Error, "logged error or error event"),
         (MarkerKind::Event, "PX4 event"),
         (MarkerKind::Finding, "finding"),
-    ] {
+    ];
+    if ground.is_some() {
+        legend.push((
+            MarkerKind::GroundGap,
+            "ground gap (last and next heartbeat)",
+        ));
+    }
+    for (kind, label) in legend {
         let _ = write!(
             out,
             r#"<span><svg width="22" height="10"><line x1="0" x2="22" y1="5" y2="5" stroke="{}" stroke-width="2" stroke-dasharray="4 3"/></svg> {label}</span>"#,
@@ -1081,6 +1118,19 @@ figure{{margin:6px 0}} figcaption{{margin:0 0 0 70px}} .status{{display:inline-b
         out.push_str("<p class=\"legend\">Flight modes (vehicle_status.nav_state, arming_state, failsafe), as a band across every plot: ");
         band::legend(&mut out, &band_segments);
         out.push_str("</p>\n");
+    }
+    if let Some(lane) = ground {
+        super::lane::draw(
+            &mut out,
+            lane,
+            LaneAxis {
+                t0: axis.t0,
+                t1: axis.t1,
+                width: WIDTH,
+                left: LEFT,
+                right: RIGHT,
+            },
+        );
     }
     let mut first_plot = true;
 
@@ -1228,6 +1278,7 @@ mod tests {
             &default_specs(),
             &vec![Series::default(); default_specs().len()],
             &[],
+            None,
         );
         assert!(html.contains("quarantined"));
         assert!(html.contains("not logged"));

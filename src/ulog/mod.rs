@@ -13,7 +13,8 @@
 //!   SHA-256 in the same pass), `inspect` (one record shown),
 //!   `summary` (`ulog info`). The verbs themselves are in `crate::cmd::ulog`;
 //! - after the ingest: `export` with `table` (Parquet/CSV tables; with the `full` feature
-//!   only), `html` with `series` (the report with plots).
+//!   only), `html` with `series` (the report with plots) and `lane` (the ground lane drawn on
+//!   its time axis by `ulog report --ground`).
 
 pub mod analysis;
 pub mod band;
@@ -30,6 +31,7 @@ pub mod gps;
 pub mod html;
 pub mod ingest;
 pub mod inspect;
+pub mod lane;
 pub mod modes;
 pub mod periods;
 pub mod profile;

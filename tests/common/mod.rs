@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod browser;
 pub mod mutate;
 
 /// Valid frames pymavlink does not return, which we do: (file, message, sysid:compid).
