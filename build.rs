@@ -46,6 +46,7 @@ struct Message {
 
 fn main() {
     corpus_cfg();
+    tools_cfg();
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=FOXBORNE_MAVLINK_DEFINITIONS");
     let dir = definitions_dir();
@@ -344,6 +345,99 @@ fn generate(messages: &BTreeMap<u32, Message>) -> String {
     }
     writeln!(code, "static LOW_IDS: [u16; 256] = {low:?};").unwrap();
     code
+}
+
+/// The programs some tests need besides the corpus: for each one missing, unless its
+/// `FOXBORNE_REQUIRE_*` is `1`, `cfg(foxborne_no_<what>)`, under which those tests are
+/// `#[ignore]`d with the reason, so the summary says what did not run instead of a test that
+/// returned early passing as `ok`. Where it is set to `1` (CI), the tests run, and a missing
+/// program fails them.
+fn tools_cfg() {
+    let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    for var in ["PATH", "FOXBORNE_PYTHON", "FOXBORNE_CHROMIUM"] {
+        println!("cargo::rerun-if-env-changed={var}");
+    }
+    let venv_bin = manifest_dir.join(".venv/bin");
+    if venv_bin.is_dir() {
+        println!("cargo::rerun-if-changed={}", venv_bin.display());
+    }
+    let node_modules = manifest_dir.join("tests/board/node_modules");
+    if node_modules.is_dir() {
+        println!("cargo::rerun-if-changed={}", node_modules.display());
+    }
+    let python = std::env::var_os("FOXBORNE_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| venv_bin.join("python"));
+    let imports = |modules: &str| {
+        Command::new(&python)
+            .args(["-c", &format!("import {modules}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let chromium = std::env::var_os("FOXBORNE_CHROMIUM")
+        .map(PathBuf::from)
+        .or_else(|| on_path("chromium"));
+    let root = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().nth(1))
+            == Some("0")
+    });
+    let checks: [(&str, &str, Option<String>); 4] = [
+        (
+            "python",
+            "FOXBORNE_REQUIRE_PYTHON",
+            (!imports("pymavlink, pyulog, pyarrow, pandas, numpy, duckdb, polars")).then(|| {
+                format!(
+                    "no Python with pymavlink, pyulog, pyarrow, pandas, numpy, duckdb and polars at {} (see the README)",
+                    python.display()
+                )
+            }),
+        ),
+        (
+            "browser",
+            "FOXBORNE_REQUIRE_BROWSER",
+            if chromium.is_none() || on_path("chromedriver").is_none() {
+                Some("no chromium and chromedriver (apt-get install chromium chromium-driver)".into())
+            } else if !imports("selenium") {
+                Some(format!("{} does not import selenium", python.display()))
+            } else if !node_modules.join("axe-core").is_dir() {
+                Some("no axe-core in tests/board/node_modules (npm ci in tests/board)".into())
+            } else {
+                None
+            },
+        ),
+        (
+            "nats",
+            "FOXBORNE_REQUIRE_NATS",
+            on_path("nats-server")
+                .is_none()
+                .then(|| "no nats-server (apt-get install nats-server)".to_string()),
+        ),
+        (
+            "faults",
+            "FOXBORNE_REQUIRE_FAULTS",
+            (!root).then(|| "not root: the disk-fault tests mount a tmpfs".to_string()),
+        ),
+    ];
+    for (what, require, missing) in checks {
+        println!("cargo::rustc-check-cfg=cfg(foxborne_no_{what})");
+        println!("cargo::rerun-if-env-changed={require}");
+        let required = std::env::var(require).as_deref() == Ok("1");
+        if let Some(why) = missing.filter(|_| !required) {
+            println!("cargo::rustc-cfg=foxborne_no_{what}");
+            println!(
+                "cargo::warning={why}: the tests that need it are ignored ({require}=1 runs them; after installing, `touch build.rs`)"
+            );
+        }
+    }
+}
+
+/// Where `program` is on `PATH`, if it is.
+fn on_path(program: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
 }
 
 fn corpus_cfg() {

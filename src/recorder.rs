@@ -275,21 +275,9 @@ fn observe(link: LinkId, frame: &Frame<'_>, utc_ns: i64, observations: &mut Vec<
 mod tests {
     use super::*;
     use crate::receipt::ReceiptRecord;
-    use crate::wire::build::{self, Header};
+    use crate::wire::build::heartbeat_v2 as hb;
 
     const LINK0: LinkId = LinkId::FIRST;
-
-    fn hb(sysid: u8, seq: u8) -> Vec<u8> {
-        build::v2(
-            Header {
-                sysid,
-                compid: 1,
-                seq,
-            },
-            0,
-            &build::heartbeat_payload(2, 3),
-        )
-    }
 
     #[test]
     fn datagrams_become_lines_counters_and_observations() {

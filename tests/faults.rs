@@ -5,7 +5,7 @@
 mod common;
 
 use common::{eventually, next_event, Daemon};
-use foxborne_receiver::wire::build::{self, Header};
+use foxborne_receiver::wire::build::heartbeat_v2 as hb;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::process::Command;
@@ -13,18 +13,6 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(20);
-
-fn hb(sysid: u8, seq: u8) -> Vec<u8> {
-    build::v2(
-        Header {
-            sysid,
-            compid: 1,
-            seq,
-        },
-        0,
-        &build::heartbeat_payload(2, 3),
-    )
-}
 
 #[test]
 fn serial_unplugged_and_replugged_20_times_records_every_frame_without_spinning() {
@@ -71,9 +59,9 @@ fn serial_unplugged_and_replugged_20_times_records_every_frame_without_spinning(
     assert_eq!(d.receipts().len(), 100);
 }
 
-/// Mounts a tmpfs of `kib` at `path`; `None` where that is not permitted (not root), unless
-/// `FOXBORNE_REQUIRE_FAULTS=1` (CI), when it fails the test.
-fn mount_tmpfs(path: &std::path::Path, kib: u32) -> Option<()> {
+/// Mounts a tmpfs of `kib` at `path` (root only: a test that calls this is
+/// `#[cfg_attr(foxborne_no_faults, ignore = ...)]`, so here a refusal is a failure).
+fn mount_tmpfs(path: &std::path::Path, kib: u32) {
     std::fs::create_dir_all(path).unwrap();
     let ok = Command::new("mount")
         .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "tmpfs"])
@@ -81,15 +69,11 @@ fn mount_tmpfs(path: &std::path::Path, kib: u32) -> Option<()> {
         .status()
         .map(|s| s.success())
         .unwrap_or(false);
-    if !ok {
-        assert!(
-            std::env::var("FOXBORNE_REQUIRE_FAULTS").as_deref() != Ok("1"),
-            "cannot mount a tmpfs (root needed)"
-        );
-        eprintln!("skipping: cannot mount a tmpfs here (root needed)");
-        return None;
-    }
-    Some(())
+    assert!(
+        ok,
+        "cannot mount a tmpfs at {} (root needed)",
+        path.display()
+    );
 }
 
 fn fill(path: &std::path::Path) {
@@ -100,6 +84,10 @@ fn fill(path: &std::path::Path) {
 }
 
 #[test]
+#[cfg_attr(
+    foxborne_no_faults,
+    ignore = "not root: it mounts a tmpfs; FOXBORNE_REQUIRE_FAULTS=1 makes it a failure"
+)]
 fn a_full_disk_buffers_receipts_keeps_alerting_and_counts_drops_exactly() {
     let dir = std::env::temp_dir().join(format!("foxborne-it-diskfull-{}", std::process::id()));
     // A mount left by an earlier, killed run; normally there is none (quietly).
@@ -108,9 +96,7 @@ fn a_full_disk_buffers_receipts_keeps_alerting_and_counts_drops_exactly() {
         .stderr(std::process::Stdio::null())
         .status();
     let _ = std::fs::remove_dir_all(&dir);
-    if mount_tmpfs(&dir.join("data"), 4096).is_none() {
-        return;
-    }
+    mount_tmpfs(&dir.join("data"), 4096);
     struct Unmount(std::path::PathBuf);
     impl Drop for Unmount {
         fn drop(&mut self) {

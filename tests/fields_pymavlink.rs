@@ -3,8 +3,8 @@
 //! same order, integers equal, floats equal as the type they are on the wire, strings equal.
 //!
 //! Needs the corpus (ignored without it, see `common::corpus_dir`) and a Python with pymavlink:
-//! `$FOXBORNE_PYTHON`, else `.venv/bin/python` in the crate. Without Python the test prints a
-//! SKIPPED line and passes, unless `FOXBORNE_REQUIRE_CORPUS=1` (CI), when it fails.
+//! `$FOXBORNE_PYTHON`, else `.venv/bin/python` in the crate; without it the test is ignored
+//! (the build script looks), unless `FOXBORNE_REQUIRE_PYTHON=1` (CI), when it fails.
 
 mod common;
 
@@ -13,47 +13,18 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
 
-fn skip_or_fail(reason: &str) {
-    if std::env::var("FOXBORNE_REQUIRE_CORPUS").as_deref() == Ok("1") {
-        panic!("{reason}, and FOXBORNE_REQUIRE_CORPUS=1");
-    }
-    eprintln!("SKIPPED 1 test (fields_pymavlink): {reason}");
-}
-
-/// `$FOXBORNE_PYTHON`, else the crate's `.venv/bin/python`, if it can import pymavlink.
-fn python_with_pymavlink() -> Result<PathBuf, String> {
-    let python = std::env::var_os("FOXBORNE_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"));
-    let ok = Command::new(&python)
-        .args(["-c", "import pymavlink"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if ok {
-        Ok(python)
-    } else {
-        Err(format!(
-            "no Python with pymavlink at {} (set FOXBORNE_PYTHON or create .venv)",
-            python.display()
-        ))
-    }
-}
-
 #[test]
+#[cfg_attr(
+    foxborne_no_python,
+    ignore = "no Python with the cross-check modules (see the README); FOXBORNE_REQUIRE_PYTHON=1 makes it a failure"
+)]
 #[cfg_attr(
     foxborne_no_corpus,
     ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
 )]
 fn every_field_of_every_corpus_frame_equals_pymavlink() {
     let corpus = common::corpus_dir();
-    let python = match python_with_pymavlink() {
-        Ok(p) => p,
-        Err(reason) => {
-            skip_or_fail(&reason);
-            return;
-        }
-    };
+    let python = common::python_with(&["pymavlink"]);
     let tlogs = common::corpus_files("tlog", "tlog");
     assert!(
         !tlogs.is_empty(),

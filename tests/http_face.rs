@@ -6,24 +6,12 @@
 mod common;
 
 use common::{http_raw, status_code, Daemon, SseClient};
-use foxborne_receiver::wire::build::{self, Header};
+use foxborne_receiver::wire::build::{self, heartbeat_v2 as hb, Header};
 use std::net::UdpSocket;
 use std::process::Command;
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(15);
-
-fn hb(sysid: u8, seq: u8) -> Vec<u8> {
-    build::v2(
-        Header {
-            sysid,
-            compid: 1,
-            seq,
-        },
-        0,
-        &build::heartbeat_payload(2, 3),
-    )
-}
 
 fn local_config(extra: &str) -> String {
     format!(
@@ -289,10 +277,12 @@ fn a_client_that_reconnects_with_last_event_id_gets_the_gap_it_missed() {
 /// and a link with 40 ms latency shows as a histogram in seconds with its samples at or below
 /// the 0.05 bucket and above 0.025.
 #[test]
+#[cfg_attr(
+    foxborne_no_python,
+    ignore = "no Python with the cross-check modules (see the README); FOXBORNE_REQUIRE_PYTHON=1 makes it a failure"
+)]
 fn metrics_parse_with_prometheus_client_and_latency_is_a_histogram_in_seconds() {
-    let Some(python) = common::python() else {
-        return;
-    };
+    let python = common::python();
     let mut d = Daemon::start("metrics", &local_config(""));
     let udp = d.udp_addr("radio1");
     let http = d.http_addr();

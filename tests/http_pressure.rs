@@ -9,24 +9,12 @@
 mod common;
 
 use common::{Daemon, SseClient};
-use foxborne_receiver::wire::build::{self, Header};
+use foxborne_receiver::wire::build::heartbeat_v2 as hb;
 use std::io::Write;
 use std::net::{TcpStream, UdpSocket};
 use std::time::{Duration, Instant};
 
 const WAIT: Duration = Duration::from_secs(20);
-
-fn hb(sysid: u8, seq: u8) -> Vec<u8> {
-    build::v2(
-        Header {
-            sysid,
-            compid: 1,
-            seq,
-        },
-        0,
-        &build::heartbeat_payload(2, 3),
-    )
-}
 
 /// GET /healthz on a fresh connection: how long until the whole answer was read.
 fn healthz(http: &str) -> Duration {

@@ -114,7 +114,7 @@ fn files_under(root: &Path) -> Vec<PathBuf> {
 }
 
 fn make_replay() -> Option<Replay> {
-    let python = common::python()?;
+    let python = common::python();
     let corpus = common::corpus_log(FLIGHT)?;
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sortie-replay");
     let _ = std::fs::remove_dir_all(&dir);
@@ -317,6 +317,10 @@ fn assert_placed(receipt: &Value, boot_s: f64, bound_ms: f64, boot_us: i64) {
 
 #[test]
 #[cfg_attr(
+    foxborne_no_python,
+    ignore = "no Python with the cross-check modules (see the README); FOXBORNE_REQUIRE_PYTHON=1 makes it a failure"
+)]
+#[cfg_attr(
     foxborne_no_corpus,
     ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
 )]
@@ -458,6 +462,10 @@ fn air_entry<'a>(lines: &'a [Value], kind: &str, title: &str) -> &'a Value {
 /// ingest report and pyulog decode them, the findings with the rule's evidence).
 #[test]
 #[cfg_attr(
+    foxborne_no_python,
+    ignore = "no Python with the cross-check modules (see the README); FOXBORNE_REQUIRE_PYTHON=1 makes it a failure"
+)]
+#[cfg_attr(
     foxborne_no_corpus,
     ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
 )]
@@ -546,6 +554,10 @@ fn px4_events_and_rule_findings_are_on_the_timeline() {
 }
 
 #[test]
+#[cfg_attr(
+    foxborne_no_python,
+    ignore = "no Python with the cross-check modules (see the README); FOXBORNE_REQUIRE_PYTHON=1 makes it a failure"
+)]
 #[cfg_attr(
     foxborne_no_corpus,
     ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
@@ -639,6 +651,10 @@ fn thirty_seconds_off(r: &Replay) -> Vec<PathBuf> {
 
 #[test]
 #[cfg_attr(
+    foxborne_no_python,
+    ignore = "no Python with the cross-check modules (see the README); FOXBORNE_REQUIRE_PYTHON=1 makes it a failure"
+)]
+#[cfg_attr(
     foxborne_no_corpus,
     ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
 )]
@@ -682,6 +698,10 @@ fn a_receiver_clock_30_s_off_is_caught_by_the_cross_check() {
 }
 
 #[test]
+#[cfg_attr(
+    foxborne_no_python,
+    ignore = "no Python with the cross-check modules (see the README); FOXBORNE_REQUIRE_PYTHON=1 makes it a failure"
+)]
 #[cfg_attr(
     foxborne_no_corpus,
     ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
@@ -764,6 +784,10 @@ fn a_ground_record_of_another_vehicle_is_refused_naming_both_ids() {
 
 #[test]
 #[cfg_attr(
+    foxborne_no_python,
+    ignore = "no Python with the cross-check modules (see the README); FOXBORNE_REQUIRE_PYTHON=1 makes it a failure"
+)]
+#[cfg_attr(
     foxborne_no_corpus,
     ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
 )]
@@ -785,6 +809,14 @@ fn the_table_shows_the_gap_and_its_window() {
 }
 
 #[test]
+#[cfg_attr(
+    foxborne_no_python,
+    ignore = "no Python with the cross-check modules (see the README); FOXBORNE_REQUIRE_PYTHON=1 makes it a failure"
+)]
+#[cfg_attr(
+    foxborne_no_browser,
+    ignore = "no chromium + chromedriver + selenium + axe-core (see the README); FOXBORNE_REQUIRE_BROWSER=1 makes it a failure"
+)]
 #[cfg_attr(
     foxborne_no_corpus,
     ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
@@ -811,9 +843,7 @@ fn the_report_draws_the_ground_lane_in_headless_chromium() {
     assert!(page.contains("Heartbeat due and not received. Nothing for 6.00 s"));
     assert!(page.contains("ground gap (last and next heartbeat)"));
     assert!(!page.contains("<script") && !page.contains("src=\"http"));
-    let Some(browser) = common::browser::chromium() else {
-        return;
-    };
+    let browser = common::browser::chromium();
     let shot = r.dir.join("report.png");
     let run =
         common::browser::screenshot(&browser, &html, &shot, &r.dir.join("profile"), (1400, 1000));
@@ -839,14 +869,16 @@ fn the_report_draws_the_ground_lane_in_headless_chromium() {
 /// state, flight mode, landed and PX4's GCS heartbeat flag at the same sample, and every command.
 #[test]
 #[cfg_attr(
+    foxborne_no_python,
+    ignore = "no Python with the cross-check modules (see the README); FOXBORNE_REQUIRE_PYTHON=1 makes it a failure"
+)]
+#[cfg_attr(
     foxborne_no_corpus,
     ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
 )]
 fn the_air_side_reads_what_pyulog_reads() {
     use foxborne_receiver::sortie::air::AirObserver;
-    let Some(python) = common::python() else {
-        return;
-    };
+    let python = common::python();
     let logs: Vec<PathBuf> = [
         FLIGHT,
         "flightreview_gps_interference.ulg",

@@ -30,9 +30,7 @@ fn check_against_pyulog(format: &str) {
     if logs.is_empty() {
         return;
     }
-    let Some(python) = common::python() else {
-        return;
-    };
+    let python = common::python();
     let out = scratch(format);
     let run = export(&logs, format, &out);
     assert!(
@@ -133,31 +131,16 @@ fn export_exit_codes_follow_the_log_status() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The interpreter for the DuckDB and Polars read-back: [`common::python`] when it also imports
-/// `duckdb` and `polars`. Skips (saying so) without them, or fails with
-/// `FOXBORNE_REQUIRE_PYTHON=1`.
-fn python_with_duckdb_and_polars() -> Option<PathBuf> {
-    let python = common::python()?;
-    let ok = Command::new(&python)
-        .args(["-c", "import duckdb, polars"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if ok {
-        return Some(python);
-    }
-    let why = format!(
-        "{} does not import duckdb and polars (pip install duckdb polars)",
-        python.display()
-    );
-    assert!(
-        std::env::var("FOXBORNE_REQUIRE_PYTHON").as_deref() != Ok("1"),
-        "{why} and FOXBORNE_REQUIRE_PYTHON=1"
-    );
-    eprintln!("SKIP: {why}");
-    None
+/// The interpreter for the DuckDB and Polars read-back.
+fn python_with_duckdb_and_polars() -> PathBuf {
+    common::python_with(&["pyulog", "pyarrow", "pandas", "numpy", "duckdb", "polars"])
 }
 
 #[test]
+#[cfg_attr(
+    foxborne_no_python,
+    ignore = "no Python with the cross-check modules (see the README); FOXBORNE_REQUIRE_PYTHON=1 makes it a failure"
+)]
 #[cfg_attr(
     foxborne_no_corpus,
     ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
@@ -174,9 +157,7 @@ fn parquet_reads_back_in_duckdb_and_polars() {
     .iter()
     .map(|name| common::corpus_file("ulog", name))
     .collect();
-    let Some(python) = python_with_duckdb_and_polars() else {
-        return;
-    };
+    let python = python_with_duckdb_and_polars();
     let out = scratch("readers");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ulog_export_readers.py");
     for compression in ["none", "snappy"] {

@@ -92,6 +92,20 @@ pub fn heartbeat_payload(mav_type: u8, autopilot: u8) -> [u8; 9] {
     [0, 0, 0, 0, mav_type, autopilot, 81, 4, 3]
 }
 
+/// A MAVLink 2 HEARTBEAT of (`sysid`, component 1) numbered `seq`: the frame most tests need
+/// (a quadrotor, type 2, of autopilot 3).
+pub fn heartbeat_v2(sysid: u8, seq: u8) -> Vec<u8> {
+    v2(
+        Header {
+            sysid,
+            compid: 1,
+            seq,
+        },
+        0,
+        &heartbeat_payload(2, 3),
+    )
+}
+
 /// SYSTEM_TIME payload (12 bytes).
 pub fn system_time_payload(time_unix_usec: u64, time_boot_ms: u32) -> [u8; 12] {
     let mut p = [0u8; 12];

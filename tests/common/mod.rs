@@ -398,37 +398,29 @@ pub fn corpus_log(name: &str) -> Option<PathBuf> {
 }
 
 /// A Python with pyulog, pyarrow, pandas and numpy (the ULog references); see [`python_with`].
-pub fn python() -> Option<PathBuf> {
+pub fn python() -> PathBuf {
     python_with(&["pyulog", "pyarrow", "pandas", "numpy"])
 }
 
-/// `$FOXBORNE_PYTHON`, else the crate's `.venv/bin/python`, if it imports every one of
-/// `modules`. Without one: `None` (the caller skips), or a panic when FOXBORNE_REQUIRE_PYTHON=1.
-pub fn python_with(modules: &[&str]) -> Option<PathBuf> {
+/// `$FOXBORNE_PYTHON`, else the crate's `.venv/bin/python`, which must import every one of
+/// `modules`. A test that calls this is `#[cfg_attr(foxborne_no_python, ignore = ...)]`: the
+/// build script found no such Python and the test shows as ignored; so here a missing one is a
+/// failure, never a silent pass.
+pub fn python_with(modules: &[&str]) -> PathBuf {
     let path = std::env::var_os("FOXBORNE_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"));
-    let has_modules = || {
-        std::process::Command::new(&path)
-            .args(["-c", &format!("import {}", modules.join(", "))])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if path.exists() && has_modules() {
-        return Some(path);
-    }
-    let wanted = modules.join(", ");
-    if std::env::var("FOXBORNE_REQUIRE_PYTHON").as_deref() == Ok("1") {
-        panic!(
-            "no Python with {wanted} at {} and FOXBORNE_REQUIRE_PYTHON=1 (set FOXBORNE_PYTHON or pip install them into .venv)",
-            path.display()
-        );
-    }
-    eprintln!(
-        "SKIP: no Python with {wanted} at {} (set FOXBORNE_PYTHON or pip install them into .venv)",
+    let imports = std::process::Command::new(&path)
+        .args(["-c", &format!("import {}", modules.join(", "))])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        imports,
+        "no Python with {} at {} (set FOXBORNE_PYTHON or pip install them into .venv; see the README)",
+        modules.join(", "),
         path.display()
     );
-    None
+    path
 }
 
 /// A scratch folder for one test, removed when it goes out of scope (kept when the test fails,
