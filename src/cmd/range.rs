@@ -3,7 +3,6 @@
 //! `[[webhook]]`; a bad one exits 78 naming the key.
 
 use crate::config::range::RangeConfig;
-use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -16,10 +15,6 @@ pub struct RangeArgs {
 
 pub fn run(args: RangeArgs) -> anyhow::Result<u8> {
     let config = RangeConfig::load(&args.config)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the runtime")?;
-    runtime.block_on(crate::range::run(config))?;
+    crate::daemon::shutdown::run_service(crate::range::run(config))?;
     Ok(0)
 }

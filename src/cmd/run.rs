@@ -3,7 +3,6 @@
 
 use super::DEFAULT_CONFIG;
 use crate::config::Config;
-use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -16,10 +15,6 @@ pub struct RunArgs {
 
 pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     let config = Config::load(&args.config)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the runtime")?;
-    runtime.block_on(crate::daemon::run(config))?;
+    crate::daemon::shutdown::run_service(crate::daemon::run(config))?;
     Ok(0)
 }

@@ -1,7 +1,8 @@
 //! The daemon: a thin shell of tasks around the pure core. Link tasks (UDP, serial) stamp and
 //! forward bytes; one pipeline task owns the recorder; writer threads own the files. Shutdown is
 //! two-phase: SIGTERM stops the links, then the pipeline drains what they sent, then the writers
-//! write and fsync everything and the process exits 0.
+//! write and fsync everything and the process exits 0, all within one deadline inside the unit's
+//! `TimeoutStopSec` ([`shutdown`]): a stage that hangs is given up by name and the exit is 1.
 
 pub mod clock;
 pub mod events;
@@ -13,6 +14,7 @@ pub mod pipeline;
 pub mod retention;
 pub mod scan;
 pub mod serial;
+pub mod shutdown;
 pub mod udp;
 
 use crate::config::{Config, LinkTransport};
@@ -30,14 +32,11 @@ use anyhow::Context;
 use events::EventSink;
 use link_queue::{link_queue, LinkShared};
 use pipeline::{Pipeline, Sinks};
+use shutdown::{Stop, FILE_CLOSE_RESERVE, STOP_BUDGET, WEBHOOK_STOP_BUDGET};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::{mpsc, watch, Notify};
-
-/// What the webhooks get at shutdown to deliver what is queued, within the unit's
-/// `TimeoutStopSec=30s` (the links and files need only a moment).
-const WEBHOOK_STOP_BUDGET: Duration = Duration::from_secs(10);
 
 /// Scanner batches waiting for the pipeline (each at most about 1 MiB of output). When the
 /// pipeline falls behind, scanners wait, and their links' byte-bounded queues take the rest.
@@ -255,63 +254,76 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     tracing::info!("stopping: links first, then draining to disk");
     notify::Notifier::from_env().stopping();
     let _ = shutdown_tx.send(true);
-    for task in link_tasks {
-        let _ = task.await;
-    }
+    let mut stop = Stop::begin(STOP_BUDGET);
+    stop.wait(
+        "links",
+        FILE_CLOSE_RESERVE + WEBHOOK_STOP_BUDGET,
+        futures_util::future::join_all(link_tasks),
+    )
+    .await;
     // The receive tasks have ended and dropped their queues: each scanner finishes what is
     // queued, hands it over and ends; then the pipeline, with no scanner left, drains.
-    for scanner in scanners {
-        let _ = tokio::task::spawn_blocking(move || scanner.join()).await;
-    }
+    stop.wait(
+        "scanners",
+        FILE_CLOSE_RESERVE + WEBHOOK_STOP_BUDGET,
+        futures_util::future::join_all(
+            scanners
+                .into_iter()
+                .map(|scanner| tokio::task::spawn_blocking(move || scanner.join())),
+        ),
+    )
+    .await;
     if let Some(task) = retention_task {
-        let _ = task.await;
+        stop.wait("retention", FILE_CLOSE_RESERVE + WEBHOOK_STOP_BUDGET, task)
+            .await;
     }
-    let pipeline = pipeline_task.await.context("pipeline task failed")?;
+    // The pipeline owns the files' handles: without it they cannot be closed in order, so
+    // it gets everything but the files' own reserve.
+    let Some(pipeline) = stop
+        .wait("pipeline", FILE_CLOSE_RESERVE, pipeline_task)
+        .await
+    else {
+        anyhow::bail!(
+            "the pipeline did not drain within the stop budget; receipts still queued may be lost"
+        );
+    };
+    let pipeline = pipeline.context("pipeline task failed")?;
     if let Some(publisher) = publisher {
-        let _ = publisher.await;
+        stop.wait(
+            "publisher",
+            FILE_CLOSE_RESERVE + WEBHOOK_STOP_BUDGET,
+            publisher,
+        )
+        .await;
     }
-    let _ = http_task.await;
+    stop.wait("http", FILE_CLOSE_RESERVE + WEBHOOK_STOP_BUDGET, http_task)
+        .await;
     let stats = pipeline.sinks.receive.stats.clone();
     let Sinks {
         receive,
         tlog,
         events,
     } = pipeline.sinks;
-    events.emit(&Event::from(ReceiverEvent {
-        utc: UtcTime(clock::utc_ns()),
-        kind: ReceiverKind,
-        state: ReceiverState::Stop,
-        version: Some(env!("CARGO_PKG_VERSION").to_string()),
-        message: Some(format!(
-            "{} receipts written",
-            stats
-                .lines_written
-                .load(std::sync::atomic::Ordering::Relaxed)
-        )),
-        detail: None,
-    }));
-    // Webhooks share one budget, each draining its own queue.
-    let undelivered: u64 = futures_util::future::join_all(
-        events
-            .webhooks
-            .into_iter()
-            .map(|hook| hook.finish(WEBHOOK_STOP_BUDGET)),
+    let lines_written = stats
+        .lines_written
+        .load(std::sync::atomic::Ordering::Relaxed);
+    shutdown::close_events(
+        &mut stop,
+        events,
+        Some(format!("{lines_written} receipts written")),
     )
-    .await
-    .into_iter()
-    .sum();
-    if undelivered > 0 {
-        tracing::warn!(undelivered, "webhook events not delivered before stopping");
-    }
-    let events_file = events.file;
-    tokio::task::spawn_blocking(move || {
-        receive.close();
-        if let Some(t) = tlog {
-            t.close();
-        }
-        events_file.close();
-    })
-    .await?;
+    .await;
+    stop.wait(
+        "receive log",
+        Duration::ZERO,
+        tokio::task::spawn_blocking(move || {
+            receive.close();
+            if let Some(t) = tlog {
+                t.close();
+            }
+        }),
+    )
+    .await;
     let written = stats
         .lines_written
         .load(std::sync::atomic::Ordering::Relaxed);
@@ -327,5 +339,6 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     if lost_at_close > 0 {
         anyhow::bail!("{lost_at_close} receipts could not be written before exit (see the log for the write errors)");
     }
+    stop.finish()?;
     Ok(())
 }

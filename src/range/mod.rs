@@ -14,6 +14,7 @@ pub mod judge;
 use crate::config::range::RangeConfig;
 use crate::daemon::clock;
 use crate::daemon::events::EventSink;
+use crate::daemon::shutdown::{Stop, FILE_CLOSE_RESERVE, STOP_BUDGET, WEBHOOK_STOP_BUDGET};
 use crate::http::event_log::{EventLog, RING_EVENTS};
 use crate::http::history::BoardHistory;
 use crate::monitor::event::{ReceiverKind, ReceiverState};
@@ -31,7 +32,6 @@ use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::watch;
 
 const HOUSEKEEPING: Duration = Duration::from_millis(500);
-const WEBHOOK_STOP_BUDGET: Duration = Duration::from_secs(10);
 /// Receipts judged and not yet acknowledged, at most (an ack covers every one before it).
 const MAX_ACK_PENDING: i64 = 65_536;
 /// Acknowledge at least this often in receipts, besides every housekeeping tick.
@@ -242,24 +242,20 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
         }
     }
     tracing::info!("range stopping");
+    let mut stop = Stop::begin(STOP_BUDGET);
     if let Some(message) = unacked.take() {
-        let _ = message.ack().await;
+        stop.wait(
+            "consumer ack",
+            FILE_CLOSE_RESERVE + WEBHOOK_STOP_BUDGET,
+            message.ack(),
+        )
+        .await;
     }
     let _ = shutdown_tx.send(true);
-    let _ = http_task.await;
-    sink.emit(&Event::from(ReceiverEvent {
-        utc: UtcTime(clock::utc_ns()),
-        kind: ReceiverKind,
-        state: ReceiverState::Stop,
-        version: Some(env!("CARGO_PKG_VERSION").to_string()),
-        message: None,
-        detail: None,
-    }));
-    for hook in sink.webhooks {
-        hook.finish(WEBHOOK_STOP_BUDGET).await;
-    }
-    let file = sink.file;
-    tokio::task::spawn_blocking(move || file.close()).await?;
+    stop.wait("http", FILE_CLOSE_RESERVE + WEBHOOK_STOP_BUDGET, http_task)
+        .await;
+    crate::daemon::shutdown::close_events(&mut stop, sink, None).await;
+    stop.finish()?;
     Ok(())
 }
 
