@@ -250,23 +250,7 @@ fn a_quiet_vehicle_is_alerted_live_on_every_channel_and_analyze_agrees() {
 
     // analyze over the daemon's own receive log reproduces the live findings.
     let log = d.dir.join("data/receive/current.jsonl");
-    let out = std::process::Command::new(common::binary())
-        .arg("analyze")
-        .arg(&log)
-        .arg("--config")
-        .arg(d.dir.join("receiver.toml"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let offline: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let offline = analyze(&log, &d.dir.join("receiver.toml"));
     assert_eq!(gap_events(&offline), vec![open, closed]);
 }
 
@@ -364,23 +348,10 @@ fn latency_is_never_negative_and_analyze_agrees_within_its_resolution() {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
-    let out = std::process::Command::new(common::binary())
-        .arg("analyze")
-        .arg(d.dir.join("data/receive/current.jsonl"))
-        .arg("--config")
-        .arg(d.dir.join("receiver.toml"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let offline = analyze(
+        &d.dir.join("data/receive/current.jsonl"),
+        &d.dir.join("receiver.toml"),
     );
-    let offline: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
     let mut compared = 0;
     for sysid in 11..=15 {
         let (live, logged) = (latency_of(&events, sysid), latency_of(&offline, sysid));
@@ -426,4 +397,25 @@ fn latency_is_never_negative_and_analyze_agrees_within_its_resolution() {
     // The junk on the other link is counted, never a receipt.
     let junk_receipts = d.receipts().iter().filter(|r| r["link"] == "junk").count();
     assert_eq!(junk_receipts, 0);
+}
+
+/// What `analyze` finds in the receive log `log` under the daemon's config, as JSON events.
+fn analyze(log: &std::path::Path, config: &std::path::Path) -> Vec<serde_json::Value> {
+    let out = std::process::Command::new(common::binary())
+        .arg("analyze")
+        .arg(log)
+        .arg("--config")
+        .arg(config)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }

@@ -259,17 +259,7 @@ format = "json"
         "the hanging webhook already timed out: the test proves nothing"
     );
     // The status snapshot is republished on the pipeline's tick: wait for it to show the posts.
-    let webhook = |name: &str| -> serde_json::Value {
-        let status: serde_json::Value =
-            serde_json::from_str(&common::http_get(&http, "/status")).unwrap();
-        status["webhooks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|w| w["name"] == name)
-            .cloned()
-            .unwrap()
-    };
+    let webhook = |name: &str| webhook_status(&http, name);
     assert!(common::eventually(WAIT, || webhook("chat")["sent"] == 2
         && webhook("pager")["sent"] == 2));
     assert_eq!(webhook("hanging")["sent"], 0);
@@ -331,17 +321,7 @@ url = "http://{refusing_addr}/alerts"
     // Once at the refusing one, and never again.
     let refused = refusing.recv_timeout(WAIT).unwrap();
     assert_eq!(refused.body, tries[0].body);
-    let webhook = |name: &str| -> serde_json::Value {
-        let status: serde_json::Value =
-            serde_json::from_str(&common::http_get(&http, "/status")).unwrap();
-        status["webhooks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|w| w["name"] == name)
-            .cloned()
-            .unwrap()
-    };
+    let webhook = |name: &str| webhook_status(&http, name);
     assert!(common::eventually(WAIT, || webhook("flaky")["sent"] == 1
         && webhook("refusing")["dropped"] == 1));
     assert_eq!(webhook("flaky")["failed_attempts"], 2);
@@ -457,17 +437,7 @@ ca_file = "{other}"
         (&open.body["kind"], &open.body["state"]),
         (&"telemetry_gap".into(), &"open".into())
     );
-    let webhook = |name: &str| -> serde_json::Value {
-        let status: serde_json::Value =
-            serde_json::from_str(&common::http_get(&http, "/status")).unwrap();
-        status["webhooks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|w| w["name"] == name)
-            .cloned()
-            .unwrap()
-    };
+    let webhook = |name: &str| webhook_status(&http, name);
     assert!(common::eventually(WAIT, || webhook("pinned")["sent"] == 1
         && webhook("stranger")["failed_attempts"].as_u64() >= Some(1)));
     // The stranger is refused, and the log says how to pin; the pinned one never failed.
@@ -490,4 +460,17 @@ ca_file = "{other}"
         posted.try_recv().is_err(),
         "the stranger's post got through"
     );
+}
+
+/// The webhook named `name` as `/status` shows it now.
+fn webhook_status(http: &str, name: &str) -> serde_json::Value {
+    let status: serde_json::Value =
+        serde_json::from_str(&common::http_get(http, "/status")).unwrap();
+    status["webhooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("no webhook {name} in /status: {status}"))
 }

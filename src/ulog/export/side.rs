@@ -105,109 +105,128 @@ pub(super) fn write_side_tables(
     codec: Codec,
     side: &Side,
 ) -> Result<Vec<String>, ExportError> {
-    let ext = format.extension();
-    let mut written = Vec::new();
-
-    let name = format!("parameters.{ext}");
-    let mut t = TableWriter::create(
-        &dir.join(&name),
+    let table = |stem: &str, columns: Vec<Column>| SideTable {
+        dir,
         format,
         codec,
-        vec![
-            Column::new("kind", Kind::Text),
-            Column::new("timestamp", Kind::UInt64),
-            Column::new("name", Kind::Text),
-            Column::new("type", Kind::Text),
-            Column::new("value", Kind::Double),
-            Column::new("message", Kind::UInt64),
-            Column::new("offset", Kind::UInt64),
-        ],
-    )?;
-    for (kind, ts, pname, ty, value, message, offset) in &side.parameters {
-        t.push(0, Cell::Text(kind.as_bytes()));
-        t.push(1, Cell::UInt(*ts));
-        t.push(2, Cell::Text(pname.as_bytes()));
-        t.push(3, Cell::Text(ty.as_bytes()));
-        t.push(4, Cell::Double(*value));
-        t.push(5, Cell::UInt(*message));
-        t.push(6, Cell::UInt(*offset));
-        t.end_row();
-    }
-    t.finish()?;
-    written.push(name);
+        stem: stem.to_string(),
+        columns,
+    };
+    Ok(vec![
+        table(
+            "parameters",
+            vec![
+                Column::new("kind", Kind::Text),
+                Column::new("timestamp", Kind::UInt64),
+                Column::new("name", Kind::Text),
+                Column::new("type", Kind::Text),
+                Column::new("value", Kind::Double),
+                Column::new("message", Kind::UInt64),
+                Column::new("offset", Kind::UInt64),
+            ],
+        )
+        .write(
+            &side.parameters,
+            |(kind, ts, name, ty, value, message, offset)| {
+                vec![
+                    Cell::Text(kind.as_bytes()),
+                    Cell::UInt(*ts),
+                    Cell::Text(name.as_bytes()),
+                    Cell::Text(ty.as_bytes()),
+                    Cell::Double(*value),
+                    Cell::UInt(*message),
+                    Cell::UInt(*offset),
+                ]
+            },
+        )?,
+        table(
+            "logged_messages",
+            vec![
+                Column::new("timestamp", Kind::UInt64),
+                Column::new("level", Kind::UInt8),
+                Column::new("level_name", Kind::Text),
+                Column::nullable("tag", Kind::UInt16),
+                Column::new("text", Kind::Text),
+                Column::new("message", Kind::UInt64),
+                Column::new("offset", Kind::UInt64),
+            ],
+        )
+        .write(&side.logged, |(ts, level, tag, text, message, offset)| {
+            vec![
+                Cell::UInt(*ts),
+                Cell::UInt(u64::from(*level)),
+                Cell::Text(level_name(*level).as_bytes()),
+                tag.map_or(Cell::Null, |g| Cell::UInt(u64::from(g))),
+                Cell::Text(text.as_bytes()),
+                Cell::UInt(*message),
+                Cell::UInt(*offset),
+            ]
+        })?,
+        table(
+            "info",
+            vec![
+                Column::new("key", Kind::Text),
+                Column::new("type", Kind::Text),
+                Column::new("value", Kind::Text),
+                Column::new("multi", Kind::Bool),
+                Column::new("index", Kind::UInt32),
+            ],
+        )
+        .write(&side.info, |(key, ty, value, multi, index)| {
+            vec![
+                Cell::Text(key.as_bytes()),
+                Cell::Text(ty.as_bytes()),
+                Cell::Text(value.as_bytes()),
+                Cell::Bool(*multi),
+                Cell::UInt(u64::from(*index)),
+            ]
+        })?,
+        table(
+            "dropouts",
+            vec![
+                Column::new("timestamp", Kind::UInt64),
+                Column::new("duration_ms", Kind::UInt16),
+                Column::new("message", Kind::UInt64),
+                Column::new("offset", Kind::UInt64),
+            ],
+        )
+        .write(&side.dropouts, |(ts, duration, message, offset)| {
+            vec![
+                Cell::UInt(*ts),
+                Cell::UInt(u64::from(*duration)),
+                Cell::UInt(*message),
+                Cell::UInt(*offset),
+            ]
+        })?,
+    ])
+}
 
-    let name = format!("logged_messages.{ext}");
-    let mut t = TableWriter::create(
-        &dir.join(&name),
-        format,
-        codec,
-        vec![
-            Column::new("timestamp", Kind::UInt64),
-            Column::new("level", Kind::UInt8),
-            Column::new("level_name", Kind::Text),
-            Column::nullable("tag", Kind::UInt16),
-            Column::new("text", Kind::Text),
-            Column::new("message", Kind::UInt64),
-            Column::new("offset", Kind::UInt64),
-        ],
-    )?;
-    for (ts, level, tag, text, message, offset) in &side.logged {
-        t.push(0, Cell::UInt(*ts));
-        t.push(1, Cell::UInt(u64::from(*level)));
-        t.push(2, Cell::Text(level_name(*level).as_bytes()));
-        t.push(3, tag.map_or(Cell::Null, |g| Cell::UInt(u64::from(g))));
-        t.push(4, Cell::Text(text.as_bytes()));
-        t.push(5, Cell::UInt(*message));
-        t.push(6, Cell::UInt(*offset));
-        t.end_row();
-    }
-    t.finish()?;
-    written.push(name);
+/// One side table to write: where, how, and its columns.
+struct SideTable<'a> {
+    dir: &'a Path,
+    format: FileFormat,
+    codec: Codec,
+    stem: String,
+    columns: Vec<Column>,
+}
 
-    let name = format!("info.{ext}");
-    let mut t = TableWriter::create(
-        &dir.join(&name),
-        format,
-        codec,
-        vec![
-            Column::new("key", Kind::Text),
-            Column::new("type", Kind::Text),
-            Column::new("value", Kind::Text),
-            Column::new("multi", Kind::Bool),
-            Column::new("index", Kind::UInt32),
-        ],
-    )?;
-    for (key, ty, value, multi, index) in &side.info {
-        t.push(0, Cell::Text(key.as_bytes()));
-        t.push(1, Cell::Text(ty.as_bytes()));
-        t.push(2, Cell::Text(value.as_bytes()));
-        t.push(3, Cell::Bool(*multi));
-        t.push(4, Cell::UInt(u64::from(*index)));
-        t.end_row();
+impl SideTable<'_> {
+    /// Writes `rows`, each as the cells `cells` makes of it; returns the file name.
+    fn write<'r, R>(
+        self,
+        rows: &'r [R],
+        cells: impl Fn(&'r R) -> Vec<Cell<'r>>,
+    ) -> Result<String, ExportError> {
+        let name = format!("{}.{}", self.stem, self.format.extension());
+        let mut t =
+            TableWriter::create(&self.dir.join(&name), self.format, self.codec, self.columns)?;
+        for row in rows {
+            for (i, cell) in cells(row).into_iter().enumerate() {
+                t.push(i, cell);
+            }
+            t.end_row();
+        }
+        t.finish()?;
+        Ok(name)
     }
-    t.finish()?;
-    written.push(name);
-
-    let name = format!("dropouts.{ext}");
-    let mut t = TableWriter::create(
-        &dir.join(&name),
-        format,
-        codec,
-        vec![
-            Column::new("timestamp", Kind::UInt64),
-            Column::new("duration_ms", Kind::UInt16),
-            Column::new("message", Kind::UInt64),
-            Column::new("offset", Kind::UInt64),
-        ],
-    )?;
-    for (ts, duration, message, offset) in &side.dropouts {
-        t.push(0, Cell::UInt(*ts));
-        t.push(1, Cell::UInt(u64::from(*duration)));
-        t.push(2, Cell::UInt(*message));
-        t.push(3, Cell::UInt(*offset));
-        t.end_row();
-    }
-    t.finish()?;
-    written.push(name);
-    Ok(written)
 }
