@@ -11,10 +11,7 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn analyze_finds_exactly_the_heartbeat_gaps_pymavlink_finds() {
     let files = common::corpus_files("tlog", "tlog");
     let mut total = 0;
@@ -98,10 +95,7 @@ fn analyze_finds_exactly_the_heartbeat_gaps_pymavlink_finds() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn tlog_convert_gives_pymavlink_message_counts() {
     let files = common::corpus_files("tlog", "tlog");
     let tmp = tempfile::tempdir().unwrap();

@@ -209,10 +209,7 @@ fn utc_ms(text: &serde_json::Value) -> i64 {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_browser,
-    ignore = "no chromium + chromedriver + selenium + axe-core (see the README); FOXBORNE_REQUIRE_BROWSER=1 makes it a failure"
-)]
+#[cfg_attr(foxborne_no_browser, ignore = "needs the browser kit (README)")]
 fn the_board_shows_a_gap_recovers_and_survives_a_daemon_restart_in_chromium() {
     let (python, axe) = browser_kit().unwrap_or_else(|why| panic!("{why}"));
     let mut d = Daemon::start("board1", &config("127.0.0.1:0"));

@@ -54,10 +54,7 @@ fn as_counts(v: &serde_json::Value) -> BTreeMap<String, u64> {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn tlogs_match_pymavlink_counts() {
     let files = common::corpus_files("tlog", "tlog");
     assert!(
@@ -145,10 +142,7 @@ fn scan_raw(bytes: &[u8], chunk: usize) -> ScanSummary {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn raw_captures_give_the_frame_counts_their_readme_states() {
     let dir = common::corpus_dir();
     let v2 = std::fs::read(dir.join("tlog/nodemavlink_mavlink-v2-3412-packets.raw")).unwrap();
@@ -174,10 +168,7 @@ fn raw_captures_give_the_frame_counts_their_readme_states() {
 /// one counter that starts over twice. Read with the reset rule, that is 2 resets and no loss;
 /// the old rule took every step back for a late frame and its loss figure went down.
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn mission_planners_sequence_restarts_are_resets_and_loss_only_grows() {
     use foxborne_receiver::link::LinkId;
     use foxborne_receiver::wire::sequence::SequenceTracker;

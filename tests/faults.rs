@@ -84,10 +84,7 @@ fn fill(path: &std::path::Path) {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_faults,
-    ignore = "not root: it mounts a tmpfs; FOXBORNE_REQUIRE_FAULTS=1 makes it a failure"
-)]
+#[cfg_attr(foxborne_no_faults, ignore = "needs root: mounts a tmpfs")]
 fn a_full_disk_buffers_receipts_keeps_alerting_and_counts_drops_exactly() {
     let dir = std::env::temp_dir().join(format!("foxborne-it-diskfull-{}", std::process::id()));
     // A mount left by an earlier, killed run; normally there is none (quietly).

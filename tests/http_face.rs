@@ -277,10 +277,7 @@ fn a_client_that_reconnects_with_last_event_id_gets_the_gap_it_missed() {
 /// and a link with 40 ms latency shows as a histogram in seconds with its samples at or below
 /// the 0.05 bucket and above 0.025.
 #[test]
-#[cfg_attr(
-    foxborne_no_python,
-    ignore = "no Python with the cross-check modules (see the README); FOXBORNE_REQUIRE_PYTHON=1 makes it a failure"
-)]
+#[cfg_attr(foxborne_no_python, ignore = "needs the Python references (README)")]
 fn metrics_parse_with_prometheus_client_and_latency_is_a_histogram_in_seconds() {
     let python = common::python();
     let mut d = Daemon::start("metrics", &local_config(""));

@@ -474,7 +474,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
-    #[cfg_attr(foxborne_no_corpus, ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS")]
+    #[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
     fn mutated_corpus_files_are_accounted_for(
         seed in any::<prop::sample::Index>(),
         mutations in proptest::collection::vec(mutation(), 1..8),
@@ -524,10 +524,7 @@ fn the_property_helpers_can_fail() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn whole_corpus_files_are_accounted_for() {
     let keys = SigningKeys::default();
     for path in common::corpus_files("tlog", "tlog") {

@@ -206,10 +206,7 @@ fn events_files(range: &Daemon) -> Vec<String> {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_nats,
-    ignore = "no nats-server (apt-get install nats-server); FOXBORNE_REQUIRE_NATS=1 makes it a failure"
-)]
+#[cfg_attr(foxborne_no_nats, ignore = "needs nats-server (README)")]
 fn events_on_another_clock_a_day_or_a_year_off_stay_in_the_open_events_file() {
     const DAY_NS: i64 = 86_400 * 1_000_000_000;
     let store = tempfile::tempdir().unwrap();
@@ -271,10 +268,7 @@ fn events_on_another_clock_a_day_or_a_year_off_stay_in_the_open_events_file() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_nats,
-    ignore = "no nats-server (apt-get install nats-server); FOXBORNE_REQUIRE_NATS=1 makes it a failure"
-)]
+#[cfg_attr(foxborne_no_nats, ignore = "needs nats-server (README)")]
 fn a_vehicle_heard_by_any_site_is_not_in_a_range_gap() {
     let store = tempfile::tempdir().unwrap();
     let nats = Nats::start(store.path());
@@ -450,10 +444,7 @@ fn a_vehicle_heard_by_any_site_is_not_in_a_range_gap() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_nats,
-    ignore = "no nats-server (apt-get install nats-server); FOXBORNE_REQUIRE_NATS=1 makes it a failure"
-)]
+#[cfg_attr(foxborne_no_nats, ignore = "needs nats-server (README)")]
 fn nats_down_for_5_s_loses_and_duplicates_nothing_and_never_pauses_receiving() {
     let store = tempfile::tempdir().unwrap();
     let mut nats = Nats::start(store.path());

@@ -37,25 +37,15 @@ const END_S: f64 = 119.0;
 
 /// Runs a Python script of the tests and reads its JSON lines.
 fn python_lines(python: &Path, script: &str, args: &[std::ffi::OsString]) -> Vec<Value> {
-    let out = Command::new(python)
-        .arg(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests")
-                .join(script),
-        )
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{script}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{script}: {e}: {l}")))
-        .collect()
+    common::json_lines(
+        Command::new(python)
+            .arg(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests")
+                    .join(script),
+            )
+            .args(args),
+    )
 }
 
 /// What the sender sent.
@@ -316,14 +306,8 @@ fn assert_placed(receipt: &Value, boot_s: f64, bound_ms: f64, boot_us: i64) {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_python,
-    ignore = "no Python with the cross-check modules (see the README); FOXBORNE_REQUIRE_PYTHON=1 makes it a failure"
-)]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_python, ignore = "needs the Python references (README)")]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn the_gap_is_placed_at_the_cut_within_its_bound() {
     let Some(r) = replay() else { return };
     let (code, lines, stderr) = sortie(&r.flight, &grounds(r), &[]);
@@ -461,14 +445,8 @@ fn air_entry<'a>(lines: &'a [Value], kind: &str, title: &str) -> &'a Value {
 /// entries: on the boot clock, in UTC by the anchor, cited at their samples (the events as the
 /// ingest report and pyulog decode them, the findings with the rule's evidence).
 #[test]
-#[cfg_attr(
-    foxborne_no_python,
-    ignore = "no Python with the cross-check modules (see the README); FOXBORNE_REQUIRE_PYTHON=1 makes it a failure"
-)]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_python, ignore = "needs the Python references (README)")]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn px4_events_and_rule_findings_are_on_the_timeline() {
     let Some(r) = replay() else { return };
     let (code, lines, stderr) = sortie(&r.flight, &grounds(r), &[]);
@@ -554,14 +532,8 @@ fn px4_events_and_rule_findings_are_on_the_timeline() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_python,
-    ignore = "no Python with the cross-check modules (see the README); FOXBORNE_REQUIRE_PYTHON=1 makes it a failure"
-)]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_python, ignore = "needs the Python references (README)")]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn the_ground_anchor_agrees_with_the_gps_anchor_and_holds_the_true_boot() {
     let Some(r) = replay() else { return };
     let (code, lines, stderr) = sortie(&r.flight, &grounds(r), &[]);
@@ -650,14 +622,8 @@ fn thirty_seconds_off(r: &Replay) -> Vec<PathBuf> {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_python,
-    ignore = "no Python with the cross-check modules (see the README); FOXBORNE_REQUIRE_PYTHON=1 makes it a failure"
-)]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_python, ignore = "needs the Python references (README)")]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn a_receiver_clock_30_s_off_is_caught_by_the_cross_check() {
     let Some(r) = replay() else { return };
     let off = thirty_seconds_off(r);
@@ -698,14 +664,8 @@ fn a_receiver_clock_30_s_off_is_caught_by_the_cross_check() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_python,
-    ignore = "no Python with the cross-check modules (see the README); FOXBORNE_REQUIRE_PYTHON=1 makes it a failure"
-)]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_python, ignore = "needs the Python references (README)")]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn no_gps_and_no_system_time_receipts_say_elapsed_time_only() {
     let Some(r) = replay() else { return };
     // Heartbeats only (no SYSTEM_TIME lines), against a log whose GPS never had UTC.
@@ -754,10 +714,7 @@ fn no_gps_and_no_system_time_receipts_say_elapsed_time_only() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn a_ground_record_of_another_vehicle_is_refused_naming_both_ids() {
     let flight = common::corpus_log(FLIGHT).unwrap();
     // A real ground station's record of system 20.
@@ -783,14 +740,8 @@ fn a_ground_record_of_another_vehicle_is_refused_naming_both_ids() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_python,
-    ignore = "no Python with the cross-check modules (see the README); FOXBORNE_REQUIRE_PYTHON=1 makes it a failure"
-)]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_python, ignore = "needs the Python references (README)")]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn the_table_shows_the_gap_and_its_window() {
     let Some(r) = replay() else { return };
     let out = Command::new(common::binary())
@@ -809,18 +760,9 @@ fn the_table_shows_the_gap_and_its_window() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_python,
-    ignore = "no Python with the cross-check modules (see the README); FOXBORNE_REQUIRE_PYTHON=1 makes it a failure"
-)]
-#[cfg_attr(
-    foxborne_no_browser,
-    ignore = "no chromium + chromedriver + selenium + axe-core (see the README); FOXBORNE_REQUIRE_BROWSER=1 makes it a failure"
-)]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_python, ignore = "needs the Python references (README)")]
+#[cfg_attr(foxborne_no_browser, ignore = "needs the browser kit (README)")]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn the_report_draws_the_ground_lane_in_headless_chromium() {
     let Some(r) = replay() else { return };
     let html = r.dir.join("report.html");
@@ -868,14 +810,8 @@ fn the_report_draws_the_ground_lane_in_headless_chromium() {
 /// Our air side against pyulog, on every corpus log that has the topics: each change of arming
 /// state, flight mode, landed and PX4's GCS heartbeat flag at the same sample, and every command.
 #[test]
-#[cfg_attr(
-    foxborne_no_python,
-    ignore = "no Python with the cross-check modules (see the README); FOXBORNE_REQUIRE_PYTHON=1 makes it a failure"
-)]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_python, ignore = "needs the Python references (README)")]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn the_air_side_reads_what_pyulog_reads() {
     use foxborne_receiver::sortie::air::AirObserver;
     let python = common::python();

@@ -10,10 +10,7 @@ fn temp(name: &str) -> common::Scratch {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn ingest_exit_codes_through_the_binary() {
     let log = common::corpus_file("ulog", "pyulog_sample_log_small.ulg");
     let dir = temp("codes");

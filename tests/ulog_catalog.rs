@@ -180,10 +180,7 @@ fn assert_ok(o: &Output) {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn three_logs_of_one_vehicle_in_order_give_the_documents_changes() {
     let f = Fixture::new("catalog-three");
     let names = names_file(&f.dir);
@@ -299,10 +296,7 @@ fn three_logs_of_one_vehicle_in_order_give_the_documents_changes() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn two_ingests_at_once_into_one_catalog_with_a_reader_beside_them() {
     let dir = common::scratch("catalog-concurrent");
     let logs = common::corpus_logs();
@@ -392,10 +386,7 @@ fn two_ingests_at_once_into_one_catalog_with_a_reader_beside_them() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn the_same_bytes_twice_change_nothing_and_another_file_of_that_name_is_a_new_run() {
     let f = Fixture::new("catalog-twice");
     assert_ok(&f.ingest(&[&f.logs[0]], &[]));
@@ -454,10 +445,7 @@ fn the_same_bytes_twice_change_nothing_and_another_file_of_that_name_is_a_new_ru
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn a_manifest_that_disagrees_or_leaves_a_file_out_rejects_it_before_it_is_read() {
     let f = Fixture::new("catalog-manifest");
     let digest = |log: &Path| {
@@ -521,10 +509,7 @@ fn a_manifest_that_disagrees_or_leaves_a_file_out_rejects_it_before_it_is_read()
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn a_catalog_cut_short_is_set_aside_and_rebuilt_and_the_ingest_goes_on() {
     let f = Fixture::new("catalog-truncated");
     assert_ok(&f.ingest(&[&f.logs[0], &f.logs[1]], &[]));
@@ -574,10 +559,7 @@ fn a_catalog_cut_short_is_set_aside_and_rebuilt_and_the_ingest_goes_on() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn a_catalog_of_a_newer_schema_is_refused_before_anything_is_read() {
     let f = Fixture::new("catalog-version");
     assert_ok(&f.ingest(&[&f.logs[0]], &[]));
@@ -600,10 +582,7 @@ fn a_catalog_of_a_newer_schema_is_refused_before_anything_is_read() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn the_daemon_config_gives_the_catalogs_folder_and_names_by_system_id() {
     let dir = common::scratch("catalog-config");
     let config = dir.join("receiver.toml");

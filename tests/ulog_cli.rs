@@ -252,10 +252,7 @@ fn record_shows_one_message_by_number_and_by_offset() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn record_of_a_nested_sample_in_a_corpus_log() {
     let dir = common::corpus_dir();
     let log = dir.join("ulog/px4ulogrs_esc_status_log.ulg");

@@ -215,10 +215,7 @@ fn check_log(path: &std::path::Path) {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn every_corpus_log_agrees_with_pyulog() {
     let logs = common::corpus_logs();
     for log in &logs {
@@ -282,10 +279,7 @@ const GPS_ANCHORS: [(&str, &str, u64, i64, i64); 6] = [
 ];
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn gps_anchor_matches_an_independent_computation() {
     for log in common::corpus_logs() {
         let name = log.file_name().unwrap().to_string_lossy().to_string();

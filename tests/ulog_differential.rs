@@ -40,10 +40,7 @@ fn theirs(path: &std::path::Path) -> (Counts, String) {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn data_message_counts_per_topic_match_px4_ulog() {
     let logs = common::corpus_logs();
     for log in &logs {

@@ -15,14 +15,8 @@ fn ingest(path: &Path) -> Report {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_python,
-    ignore = "no Python with the cross-check modules (see the README); FOXBORNE_REQUIRE_PYTHON=1 makes it a failure"
-)]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_python, ignore = "needs the Python references (README)")]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn events_equal_pyulog_on_every_corpus_log() {
     let logs = common::corpus_logs();
     let python = common::python();
@@ -92,10 +86,7 @@ fn events_equal_pyulog_on_every_corpus_log() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn the_ekf_failure_log_says_why_it_failed_and_the_report_cites_it() {
     let report = ingest(&common::corpus_file("ulog", "flightreview_ekf_failure.ulg"));
     let find = |text: &str| {
@@ -135,10 +126,7 @@ fn the_ekf_failure_log_says_why_it_failed_and_the_report_cites_it() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn definitions_that_fail_their_hash_are_not_used() {
     let path = common::corpus_file("ulog", "pyulog_sample_px4_events.ulg");
     let mut bytes = std::fs::read(&path).unwrap();

@@ -60,28 +60,19 @@ fn check_against_pyulog(format: &str) {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn parquet_export_equals_pyulog_on_every_corpus_log() {
     check_against_pyulog("parquet");
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn csv_export_equals_pyulog_on_every_corpus_log() {
     check_against_pyulog("csv");
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn export_exit_codes_follow_the_log_status() {
     let Some(log) = common::corpus_log("pyulog_sample.ulg") else {
         return;
@@ -137,14 +128,8 @@ fn python_with_duckdb_and_polars() -> PathBuf {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_python,
-    ignore = "no Python with the cross-check modules (see the README); FOXBORNE_REQUIRE_PYTHON=1 makes it a failure"
-)]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_python, ignore = "needs the Python references (README)")]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn parquet_reads_back_in_duckdb_and_polars() {
     // Console messages with and without tags (a nullable column), nested arrays of structs, and
     // the longest and most varied logs; uncompressed and Snappy.
@@ -312,10 +297,7 @@ fn tree(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn a_batch_writes_what_each_log_alone_writes_and_reports_in_order() {
     let logs: Vec<PathBuf> = [
         "pyulog_sample.ulg",
@@ -373,10 +355,7 @@ fn a_batch_writes_what_each_log_alone_writes_and_reports_in_order() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn two_logs_of_the_same_name_are_refused_before_anything_is_written() {
     let Some(log) = common::corpus_log("pyulog_sample_log_small.ulg") else {
         return;

@@ -63,10 +63,7 @@ fn garbage(seed: u64, n: usize) -> Vec<u8> {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn a_log_without_data_is_quarantined_not_complete() {
     let Some(bytes) = corpus("pyulog_sample.ulg") else {
         return;
@@ -134,10 +131,7 @@ fn malformed_and_truncated(bytes: &[u8]) -> (Vec<u8>, u64, usize) {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn a_malformed_and_truncated_log_keeps_its_malformed_messages() {
     let Some(bytes) = corpus("pyulog_sample.ulg") else {
         return;
@@ -164,10 +158,7 @@ fn a_malformed_and_truncated_log_keeps_its_malformed_messages() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn ulog_record_shows_the_malformed_message_a_report_cites() {
     let Some(bytes) = corpus("pyulog_sample.ulg") else {
         return;
@@ -205,10 +196,7 @@ fn ulog_record_shows_the_malformed_message_a_report_cites() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn garbage_is_called_garbage_and_only_a_clean_cut_a_power_loss() {
     let Some(bytes) = corpus("pyulog_sample.ulg") else {
         return;
@@ -255,10 +243,7 @@ fn garbage_is_called_garbage_and_only_a_clean_cut_a_power_loss() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn a_data_message_with_a_damaged_type_byte_is_a_finding() {
     let Some(bytes) = corpus("pyulog_sample.ulg") else {
         return;
@@ -295,10 +280,7 @@ fn a_data_message_with_a_damaged_type_byte_is_a_finding() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn one_far_future_sample_is_one_outlier_finding_not_dozens_of_stalls() {
     let Some(bytes) = corpus("pyulog_sample_log_small.ulg") else {
         return;
@@ -403,10 +385,7 @@ fn with_bursts(bursty: &str) -> Vec<u8> {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn topics_published_on_events_get_no_topic_stall() {
     let stalls = |bytes: &[u8]| -> Vec<String> {
         ingest(bytes)

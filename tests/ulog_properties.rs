@@ -164,7 +164,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
     #[test]
-    #[cfg_attr(foxborne_no_corpus, ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS")]
+    #[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
     fn mutated_corpus_logs_never_panic(seed in any::<prop::sample::Index>(), mutations in proptest::collection::vec(mutation(), 1..8)) {
         let seeds = seeds();
         if seeds.is_empty() {
@@ -187,10 +187,7 @@ fn the_allocation_counter_sees_allocations() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn whole_corpus_logs_read_identically_through_a_trickle() {
     for log in common::corpus_logs() {
         let bytes = std::fs::read(&log).unwrap();

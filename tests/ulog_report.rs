@@ -29,10 +29,7 @@ const FETCHES: [&str; 7] = [
 ];
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn report_runs_on_every_corpus_log_and_fetches_nothing() {
     let dir = scratch("corpus");
     for log in common::corpus_logs() {
@@ -64,10 +61,7 @@ fn report_runs_on_every_corpus_log_and_fetches_nothing() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn report_shows_status_anchor_plots_markers_and_evidence_commands() {
     let (Some(small), Some(log)) = (
         common::corpus_log("pyulog_sample_log_small.ulg"),
@@ -165,14 +159,8 @@ fn assert_rendered(name: &str, pixels: &[[u8; 3]]) {
 /// `FOXBORNE_ULOG_SCREENSHOT=docs/ulog-report.png`, the report of flightreview_ekf_failure.ulg
 /// is kept there (the README's picture).
 #[test]
-#[cfg_attr(
-    foxborne_no_browser,
-    ignore = "no chromium + chromedriver + selenium + axe-core (see the README); FOXBORNE_REQUIRE_BROWSER=1 makes it a failure"
-)]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_browser, ignore = "needs the browser kit (README)")]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn report_renders_in_headless_chromium() {
     let logs = common::corpus_logs();
     let browser = common::browser::chromium();

@@ -61,10 +61,7 @@ fn assert_cited(bytes: &[u8], f: &Finding) {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn every_rule_says_whether_it_was_evaluated_on_every_corpus_log() {
     for log in common::corpus_logs() {
         let bytes = std::fs::read(&log).unwrap();
@@ -113,10 +110,7 @@ fn every_rule_says_whether_it_was_evaluated_on_every_corpus_log() {
 /// flight-review-rs's `ekf_failure` on this log: velocity from 117.35 s, position from
 /// 117.94 s (twice: its warning at 2 s and its critical at 5 s of the same episode).
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn ekf_failure_log_estimator_fault_failsafe_and_sensor_failure() {
     let r = report_of(&corpus("flightreview_ekf_failure.ulg"));
     let faults = found(&r, "estimator_fault");
@@ -168,10 +162,7 @@ fn ekf_failure_log_estimator_fault_failsafe_and_sensor_failure() {
 /// flight-review-rs's `gps_interference`: 12 detections, 5 s apart from 276.6 s (the receiver
 /// never had a fix). Ours: one episode covering them all, from the first sample.
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn gps_interference_log_is_one_episode() {
     let r = report_of(&corpus("flightreview_gps_interference.ulg"));
     let drops = found(&r, "gps_quality_drop");
@@ -204,10 +195,7 @@ fn gps_interference_log_is_one_episode() {
 /// flight-review-rs's `battery_brownout` reports 0.058, 0.048 and 0.051 V "below critical"
 /// here; the battery reads `connected` false and 0.05 V throughout: no sensor, no sag.
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn battery_brownout_log_reads_no_battery() {
     let r = report_of(&corpus("flightreview_battery_brownout.ulg"));
     let o = outcome(&r, "battery_sag");
@@ -227,10 +215,7 @@ fn battery_brownout_log_reads_no_battery() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn faults_written_into_the_ekf_failure_log_are_found_once_each() {
     let log = "flightreview_ekf_failure.ulg";
     let bytes = rewrite(&corpus(log), |e| match (e.topic, e.multi_id) {
@@ -331,10 +316,7 @@ fn faults_written_into_the_ekf_failure_log_are_found_once_each() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn vibration_and_estimator_faults_written_in() {
     let r = derived("flightreview_gps_interference.ulg", |e| {
         if e.topic == "vehicle_imu_status" && e.multi_id == 1 && within(e, 300.0, 305.0) {
@@ -369,10 +351,7 @@ fn vibration_and_estimator_faults_written_in() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn a_battery_that_reads_zero_is_not_a_sag() {
     let r = derived("flightreview_ekf_failure.ulg", |e| {
         if e.topic == "battery_status" {

@@ -90,10 +90,7 @@ fn chosen(msgs: &[Message]) -> Vec<usize> {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn cuts_of_every_corpus_log_are_truncations_with_offset_and_kind() {
     for log in common::corpus_logs() {
         let name = log.file_name().unwrap().to_string_lossy().to_string();
@@ -179,10 +176,7 @@ fn appended_end(bytes: &[u8]) -> Option<u64> {
 /// quietly at the short read), so it is no reference here: we assert our own answer, that the
 /// log is quarantined and nothing from it is shown as complete.
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn quarantine_reports_show_nothing_complete_and_say_why() {
     let log = common::corpus_file("ulog", "pyulog_sample.ulg");
     let bytes = std::fs::read(&log).unwrap();
@@ -256,10 +250,7 @@ fn reason_sentence_matches_the_seed_example() {
 }
 
 #[test]
-#[cfg_attr(
-    foxborne_no_corpus,
-    ignore = "corpus not found: ../shared/corpus or $FOXBORNE_CORPUS"
-)]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn all_zero_empty_and_tiny_files_are_quarantined() {
     for len in [1usize, 2, 15, 16, 17, 4096] {
         let zeros = vec![0u8; len];

@@ -11,6 +11,9 @@ use std::net::UdpSocket;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
+/// One UDP link, a 1 s gap threshold, the HTTP port: what each webhook test adds its hooks to.
+const BASE: &str = "data_dir = \"{dir}/data\"\nfsync_interval_s = 0.05\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n[gap]\nthreshold_s = 1.0\n[http]\nlisten = \"127.0.0.1:0\"\n";
+
 const WAIT: Duration = Duration::from_secs(20);
 
 /// What an endpoint received: request headers (lowercase names) and the body as JSON.
@@ -287,16 +290,7 @@ fn server_errors_are_retried_and_client_errors_are_not() {
     let (flaky_addr, flaky) = serve_answers(&runtime, |n| if n < 2 { 503 } else { 200 });
     let (refusing_addr, refusing) = serve_answers(&runtime, |_| 403);
     let config = format!(
-        r#"data_dir = "{{dir}}/data"
-fsync_interval_s = 0.05
-[[link]]
-name = "radio1"
-udp = "127.0.0.1:0"
-[gap]
-threshold_s = 1.0
-[http]
-listen = "127.0.0.1:0"
-[[webhook]]
+        r#"{BASE}[[webhook]]
 name = "flaky"
 url = "http://{flaky_addr}/alerts"
 [[webhook]]
@@ -337,7 +331,7 @@ url = "http://{refusing_addr}/alerts"
 fn openssl_self_signed(
     dir: &std::path::Path,
     name: &str,
-) -> Option<(tokio_rustls::TlsAcceptor, std::path::PathBuf)> {
+) -> (tokio_rustls::TlsAcceptor, std::path::PathBuf) {
     use rustls::pki_types::pem::PemObject;
     let (cert, key) = (
         dir.join(format!("{name}.pem")),
@@ -385,7 +379,7 @@ fn openssl_self_signed(
         rustls::pki_types::PrivateKeyDer::from_pem_file(&key).unwrap(),
     )
     .unwrap();
-    Some((tokio_rustls::TlsAcceptor::from(Arc::new(config)), cert))
+    (tokio_rustls::TlsAcceptor::from(Arc::new(config)), cert)
 }
 
 /// A webhook receiver with the self-signed certificate `openssl req -x509` makes, named as the
@@ -395,22 +389,11 @@ fn openssl_self_signed(
 fn a_self_signed_openssl_certificate_in_ca_file_is_pinned() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let scratch = tempfile::tempdir().unwrap();
-    let Some((acceptor, cert)) = openssl_self_signed(scratch.path(), "hook") else {
-        return;
-    };
-    let (_, other) = openssl_self_signed(scratch.path(), "other").unwrap();
+    let (acceptor, cert) = openssl_self_signed(scratch.path(), "hook");
+    let (_, other) = openssl_self_signed(scratch.path(), "other");
     let (addr, posted) = serve_http(&runtime, Some(acceptor));
     let config = format!(
-        r#"data_dir = "{{dir}}/data"
-fsync_interval_s = 0.05
-[[link]]
-name = "radio1"
-udp = "127.0.0.1:0"
-[gap]
-threshold_s = 1.0
-[http]
-listen = "127.0.0.1:0"
-[[webhook]]
+        r#"{BASE}[[webhook]]
 name = "pinned"
 url = "https://{addr}/hooks"
 ca_file = "{cert}"

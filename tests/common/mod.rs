@@ -57,6 +57,24 @@ pub fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_foxborne-receiver"))
 }
 
+/// Runs `command` to its end, fails the test (with its stderr) unless it succeeded, and reads
+/// its standard output as JSON lines.
+#[allow(dead_code)]
+pub fn json_lines(command: &mut std::process::Command) -> Vec<serde_json::Value> {
+    let out = command.output().unwrap();
+    let what = format!("{command:?}");
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{what}: {e}: {l}")))
+        .collect()
+}
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
