@@ -32,7 +32,7 @@ use anyhow::Context;
 use events::EventSink;
 use link_queue::{link_queue, LinkShared};
 use pipeline::{Pipeline, Sinks};
-use shutdown::{Stop, FILE_CLOSE_RESERVE, STOP_BUDGET, WEBHOOK_STOP_BUDGET};
+use shutdown::{Stop, FILE_CLOSE_RESERVE, STOP_BUDGET};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::signal::unix::{signal, SignalKind};
@@ -255,17 +255,12 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     notify::Notifier::from_env().stopping();
     let _ = shutdown_tx.send(true);
     let mut stop = Stop::begin(STOP_BUDGET);
-    stop.wait(
-        "links",
-        FILE_CLOSE_RESERVE + WEBHOOK_STOP_BUDGET,
-        futures_util::future::join_all(link_tasks),
-    )
-    .await;
+    stop.drain("links", futures_util::future::join_all(link_tasks))
+        .await;
     // The receive tasks have ended and dropped their queues: each scanner finishes what is
     // queued, hands it over and ends; then the pipeline, with no scanner left, drains.
-    stop.wait(
+    stop.drain(
         "scanners",
-        FILE_CLOSE_RESERVE + WEBHOOK_STOP_BUDGET,
         futures_util::future::join_all(
             scanners
                 .into_iter()
@@ -274,8 +269,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     )
     .await;
     if let Some(task) = retention_task {
-        stop.wait("retention", FILE_CLOSE_RESERVE + WEBHOOK_STOP_BUDGET, task)
-            .await;
+        stop.drain("retention", task).await;
     }
     // The pipeline owns the files' handles: without it they cannot be closed in order, so
     // it gets everything but the files' own reserve.
@@ -289,15 +283,9 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     };
     let pipeline = pipeline.context("pipeline task failed")?;
     if let Some(publisher) = publisher {
-        stop.wait(
-            "publisher",
-            FILE_CLOSE_RESERVE + WEBHOOK_STOP_BUDGET,
-            publisher,
-        )
-        .await;
+        stop.drain("publisher", publisher).await;
     }
-    stop.wait("http", FILE_CLOSE_RESERVE + WEBHOOK_STOP_BUDGET, http_task)
-        .await;
+    stop.drain("http", http_task).await;
     let stats = pipeline.sinks.receive.stats.clone();
     let Sinks {
         receive,

@@ -79,6 +79,17 @@ impl Stop {
         }
     }
 
+    /// [`Stop::wait`] for a stage of the first phase (what feeds the files): it keeps back the
+    /// webhooks' share and the files' reserve for the second.
+    pub async fn drain<T>(
+        &mut self,
+        stage: &'static str,
+        work: impl Future<Output = T>,
+    ) -> Option<T> {
+        self.wait(stage, WEBHOOK_STOP_BUDGET + FILE_CLOSE_RESERVE, work)
+            .await
+    }
+
     /// The stages given up on, in order.
     #[cfg(test)]
     fn abandoned(&self) -> &[&'static str] {

@@ -14,7 +14,7 @@ pub mod judge;
 use crate::config::range::RangeConfig;
 use crate::daemon::clock;
 use crate::daemon::events::EventSink;
-use crate::daemon::shutdown::{Stop, FILE_CLOSE_RESERVE, STOP_BUDGET, WEBHOOK_STOP_BUDGET};
+use crate::daemon::shutdown::{Stop, STOP_BUDGET};
 use crate::http::event_log::{EventLog, RING_EVENTS};
 use crate::http::history::BoardHistory;
 use crate::monitor::event::{ReceiverKind, ReceiverState};
@@ -244,16 +244,10 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
     tracing::info!("range stopping");
     let mut stop = Stop::begin(STOP_BUDGET);
     if let Some(message) = unacked.take() {
-        stop.wait(
-            "consumer ack",
-            FILE_CLOSE_RESERVE + WEBHOOK_STOP_BUDGET,
-            message.ack(),
-        )
-        .await;
+        stop.drain("consumer ack", message.ack()).await;
     }
     let _ = shutdown_tx.send(true);
-    stop.wait("http", FILE_CLOSE_RESERVE + WEBHOOK_STOP_BUDGET, http_task)
-        .await;
+    stop.drain("http", http_task).await;
     crate::daemon::shutdown::close_events(&mut stop, sink, None).await;
     stop.finish()?;
     Ok(())
