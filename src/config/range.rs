@@ -3,8 +3,8 @@
 
 use super::raw::RawRangeConfig;
 use super::{
-    gap_settings, http_settings, publish, ranges, webhook, ConfigError, GapSettings, HttpSettings,
-    WebhookSettings,
+    from_toml, http, monitors, publish, ranges, read, webhook, ConfigError, GapSettings,
+    HttpSettings, WebhookSettings,
 };
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -28,14 +28,7 @@ pub struct RangeConfig {
 impl RangeConfig {
     pub fn load(path: &Path) -> Result<RangeConfig, ConfigError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            file: file.clone(),
-            source,
-        })?;
-        let raw: RawRangeConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
-            file: file.clone(),
-            message: e.message().to_string(),
-        })?;
+        let raw: RawRangeConfig = from_toml(&read(path)?, path)?;
         let invalid = |key: &str, reason: String| ConfigError::Invalid {
             file: file.clone(),
             key: key.to_string(),
@@ -53,8 +46,8 @@ impl RangeConfig {
             nats_url: raw.range.nats_url,
             creds_file: raw.range.creds_file,
             name,
-            gap: gap_settings(&raw.gap, &invalid)?,
-            http: http_settings(&raw.http, &invalid)?,
+            gap: monitors::parse_gap(&raw.gap, &invalid)?,
+            http: http::parse(&raw.http, &invalid)?,
             webhooks: webhook::parse_webhooks(&raw.webhook.0, &invalid)?,
         })
     }
