@@ -3,6 +3,7 @@
 //! frames and large ones a sender that started over (a reset). Every count only grows.
 
 use crate::link::LinkId;
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 /// What one frame's sequence number says, relative to the previous frame from the same sender.
@@ -115,20 +116,20 @@ impl SequenceTracker {
 
     /// Records a frame from a sender and says what its sequence number shows.
     pub fn observe(&mut self, sender: SenderKey, seq: u8) -> SeqOutcome {
-        let outcome = match self.senders.get_mut(&sender) {
-            None => {
-                self.senders.insert(
-                    sender,
-                    Sender {
-                        stats: SeqStats::default(),
-                        last_seq: seq,
-                    },
-                );
-                SeqOutcome::First
+        // One hash lookup per frame: this runs for every frame received.
+        let (outcome, known) = match self.senders.entry(sender) {
+            Entry::Occupied(entry) => {
+                let known = entry.into_mut();
+                (classify(known.last_seq, seq), known)
             }
-            Some(known) => classify(known.last_seq, seq),
+            Entry::Vacant(entry) => (
+                SeqOutcome::First,
+                entry.insert(Sender {
+                    stats: SeqStats::default(),
+                    last_seq: seq,
+                }),
+            ),
         };
-        let known = self.senders.get_mut(&sender).expect("inserted above");
         known.stats.count(outcome);
         if matches!(
             outcome,
