@@ -20,10 +20,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// One GET on a fresh connection: milliseconds until the whole answer was read, or `None`
-/// when none came within 5 s.
+/// when none came within 5 s. The connect has the same 5 s: a listener whose accept queue is
+/// full leaves a SYN unanswered, and the kernel's own retries would hold a probe for minutes.
 fn probe(http: &str, path: &str) -> Option<f64> {
     let t = Instant::now();
-    let mut s = TcpStream::connect(http).ok()?;
+    let address: std::net::SocketAddr = http.parse().expect("the daemon's address");
+    let mut s = TcpStream::connect_timeout(&address, Duration::from_secs(5)).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     write!(
         s,

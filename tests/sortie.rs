@@ -166,6 +166,16 @@ fn make_replay() -> Option<Replay> {
     let receive = copy("receive");
     let events = copy("events");
     assert!(!receive.is_empty() && !events.is_empty());
+    // And the daemon's data dir as it left it (day folders and all), for `sortie` given the
+    // folder.
+    let data = daemon.dir.join("data");
+    for sub in ["receive", "events"] {
+        for f in files_under(&data.join(sub)) {
+            let to = dir.join("data").join(f.strip_prefix(&data).unwrap());
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(&f, &to).unwrap();
+        }
+    }
 
     let flight = dir.join("flown_today.ulg");
     std::fs::write(&flight, gps_moved(&corpus, boot_us)).unwrap();
@@ -737,6 +747,69 @@ fn a_ground_record_of_another_vehicle_is_refused_naming_both_ids() {
         .unwrap_or_else(|| panic!("{lines:#?}"));
     assert!(f(&conflict["difference_ms"]) > 365.0 * 86_400_000.0);
     assert!(conflict["title"].as_str().unwrap().contains("days)"));
+}
+
+/// The timeline without the files its entries cite (the same lines cited from two places).
+fn uncited(lines: &[Value]) -> Vec<Value> {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                map.remove("file");
+                map.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut lines = lines.to_vec();
+    lines.iter_mut().for_each(strip);
+    lines
+}
+
+#[test]
+#[cfg_attr(foxborne_no_python, ignore = "needs the Python references (README)")]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
+fn a_data_dir_gives_the_timeline_its_files_give() {
+    let Some(r) = replay() else { return };
+    let data = r.dir.join("data");
+    let (code, by_files, stderr) = sortie(&r.flight, &grounds(r), &[]);
+    assert_eq!(code, 0, "{stderr}");
+    // The span by default: the flight's own, by its GPS anchor.
+    let (code, by_dir, stderr) = sortie(&r.flight, &[&data], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(by_dir.iter().any(|l| l["kind"] == "telemetry_gap"));
+    assert_eq!(uncited(&by_dir), uncited(&by_files));
+    let cited = by_dir
+        .iter()
+        .find(|l| l["kind"] == "telemetry_gap")
+        .and_then(|l| l["cite"]["file"].as_str())
+        .unwrap();
+    assert!(
+        cited.starts_with(&data.join("receive").display().to_string()),
+        "{cited}"
+    );
+    // A span that misses the sortie reads nothing, and says so.
+    let (code, lines, stderr) = sortie(
+        &r.flight,
+        &[&data],
+        &[
+            "--from",
+            "2001-01-01T00:00:00Z",
+            "--to",
+            "2001-01-01T01:00:00Z",
+        ],
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(lines.is_empty());
+    assert!(
+        stderr.contains("no receive log or events files between 2001-01-01T00:00:00.000Z and 2001-01-01T01:00:00.000Z"),
+        "{stderr}"
+    );
+    // A folder that is not a data dir is a usage error naming it.
+    let receive = data.join("receive");
+    let (code, _, stderr) = sortie(&r.flight, &[&receive], &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("not a receiver's data dir"), "{stderr}");
 }
 
 #[test]

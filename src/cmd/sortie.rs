@@ -12,10 +12,12 @@ use crate::analyze::WrongKindOfFile;
 use crate::config::Config;
 use crate::link::LinkId;
 use crate::monitor::input::TLOG_RESOLUTION_NS;
-use crate::monitor::{parse_utc_ns, Event, MonitorInput, WatchSettings};
+use crate::monitor::{format_utc_ms, parse_utc_ns, Event, MonitorInput, WatchSettings};
 use crate::receipt::ReceiptRecord;
+use crate::sink::{listing, EVENTS, RECEIVE_LOG};
 use crate::sniff::{sniff, FileKind, HEAD_LEN};
 use crate::sortie::air::{AirFacts, AirObserver};
+use crate::sortie::anchor::{boot_time_info_anchor, gps_anchor};
 use crate::sortie::entry::{Cite, MS};
 use crate::sortie::ground::{GroundFacts, GroundRecord};
 use crate::sortie::reported::{from_report, join_failsafes};
@@ -42,7 +44,8 @@ pub struct SortieArgs {
     /// The vehicle's flight log (.ulg)
     pub flight: PathBuf,
     /// The ground's records of the same sortie: receive logs (receiver JSONL), the receiver's
-    /// events files, ground-station .tlog files
+    /// events files, ground-station .tlog files, or a receiver's data dir (its receive log and
+    /// events over the flight, or over --from/--to)
     #[arg(required = true, value_name = "GROUND")]
     pub ground: Vec<PathBuf>,
     #[command(flatten)]
@@ -65,7 +68,25 @@ pub struct GroundOptions {
     /// or a receive log without its events, is otherwise taken to be good to 16 s)
     #[arg(long)]
     pub clock_error_ms: Option<f64>,
+    /// With a data dir as GROUND: its files from this UTC time on (RFC 3339; default: the
+    /// flight's start by the log's own GPS or boot_time_utc_us anchor, less 10 minutes)
+    #[arg(long, value_parser = utc_argument)]
+    pub from: Option<i64>,
+    /// With a data dir as GROUND: its files up to this UTC time (RFC 3339; default: the flight's
+    /// end by the log's own anchor, plus 10 minutes)
+    #[arg(long, value_parser = utc_argument)]
+    pub to: Option<i64>,
 }
+
+fn utc_argument(text: &str) -> Result<i64, String> {
+    parse_utc_ns(text)
+        .ok_or_else(|| format!("`{text}` is not an RFC 3339 time (e.g. 2026-12-02T14:00:00Z)"))
+}
+
+/// How far before and after the flight a data dir's files are read when no span is given: the
+/// vehicle's heartbeats before takeoff and after landing, and room for a receiver clock that is
+/// off by more than the anchors' bounds (the cross-check then says so).
+const DATA_DIR_MARGIN_NS: i64 = 10 * 60 * 1_000_000_000;
 
 /// The flight log's report and the sortie built from it and the ground records.
 pub struct Loaded {
@@ -139,7 +160,8 @@ pub fn load(
         None => WatchSettings::default(),
     };
     let air = read_air(flight, &report)?;
-    let grounds = read_ground(ground, sysid, &settings)?;
+    let ground = ground_files(ground, &report, options)?;
+    let grounds = read_ground(&ground, sysid, &settings)?;
     let clock_error_override_ns = options.clock_error_ms.map(|ms| (ms * MS as f64) as i64);
     let input = SortieInput {
         sysid,
@@ -163,6 +185,83 @@ pub fn load(
     }
     let sortie = assemble(&input);
     Ok(Ok(Loaded { report, sortie }))
+}
+
+/// The ground files to read: each GROUND as given, a folder taken as a receiver's data dir
+/// (the receive log and events files that hold the span, in time order).
+fn ground_files(
+    ground: &[PathBuf],
+    report: &Report,
+    options: &GroundOptions,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for path in ground {
+        if !path.is_dir() {
+            files.push(path.clone());
+            continue;
+        }
+        let sets = [RECEIVE_LOG, EVENTS].map(|set| path.join(set.folder));
+        if !sets.iter().any(|folder| folder.is_dir()) {
+            return Err(UsageError(format!(
+                "{}: a folder, but not a receiver's data dir (no receive/ or events/ in it)",
+                path.display()
+            ))
+            .into());
+        }
+        let (from_ns, to_ns) = data_dir_span(report, options)?;
+        let before = files.len();
+        for (set, folder) in [RECEIVE_LOG, EVENTS].iter().zip(&sets) {
+            let listed = listing::files(folder, set.ext)
+                .with_context(|| format!("cannot list {}", folder.display()))?;
+            files.extend(
+                listing::covering(&listed, from_ns, to_ns)
+                    .into_iter()
+                    .map(|f| folder.join(f)),
+            );
+        }
+        if files.len() == before {
+            anyhow::bail!(
+                "{}: no receive log or events files between {} and {}",
+                path.display(),
+                format_utc_ms(from_ns),
+                format_utc_ms(to_ns)
+            );
+        }
+    }
+    Ok(files)
+}
+
+/// The span of a data dir to read: `--from`/`--to` as given, the rest from the flight's own
+/// UTC span (its first and last sample on the boot clock, placed by the GPS anchor or else
+/// `boot_time_utc_us`) widened by [`DATA_DIR_MARGIN_NS`].
+fn data_dir_span(report: &Report, options: &GroundOptions) -> anyhow::Result<(i64, i64)> {
+    if let (Some(from), Some(to)) = (options.from, options.to) {
+        return Ok((from, to));
+    }
+    let boot_utc_ns = [
+        gps_anchor(report.gps_anchor.as_ref()),
+        boot_time_info_anchor(report.info.get("boot_time_utc_us")),
+    ]
+    .iter()
+    .find_map(|anchor| anchor.boot_at(0))
+    .map(|interval| interval.mid());
+    let first_us = report.topics.iter().filter_map(|t| t.first_timestamp).min();
+    let last_us = report.topics.iter().filter_map(|t| t.last_timestamp).max();
+    let (Some(boot), Some(first_us), Some(last_us)) = (boot_utc_ns, first_us, last_us) else {
+        return Err(UsageError(format!(
+            "{}: the flight log has no UTC anchor (no GPS time, no boot_time_utc_us), so which of a data dir's files hold the flight cannot be told: give --from and --to",
+            report.file
+        ))
+        .into());
+    };
+    Ok((
+        options
+            .from
+            .unwrap_or(boot + first_us as i64 * 1000 - DATA_DIR_MARGIN_NS),
+        options
+            .to
+            .unwrap_or(boot + last_us as i64 * 1000 + DATA_DIR_MARGIN_NS),
+    ))
 }
 
 /// The air side: the flight log read once more, record by record, plus the report's messages,

@@ -60,30 +60,7 @@ impl Follower {
 
     /// Every file of the set, in order, relative to the root.
     pub fn files(&self) -> io::Result<Vec<String>> {
-        let mut files = Vec::new();
-        let days = match std::fs::read_dir(&self.root) {
-            Ok(days) => days,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(files),
-            Err(e) => return Err(e),
-        };
-        let mut days: Vec<String> = days
-            .filter_map(Result::ok)
-            .filter(|d| d.file_type().is_ok_and(|t| t.is_dir()))
-            .filter_map(|d| d.file_name().into_string().ok())
-            .filter(|d| !d.starts_with('.'))
-            .collect();
-        days.sort();
-        for day in days {
-            let mut names: Vec<String> = std::fs::read_dir(self.root.join(&day))?
-                .filter_map(Result::ok)
-                .filter(|f| f.file_type().is_ok_and(|t| t.is_file()))
-                .filter_map(|f| f.file_name().into_string().ok())
-                .filter(|n| !n.starts_with('.') && n.ends_with(&format!(".{}", self.ext)))
-                .collect();
-            names.sort();
-            files.extend(names.into_iter().map(|n| format!("{day}/{n}")));
-        }
-        Ok(files)
+        crate::sink::listing::files(&self.root, &self.ext)
     }
 
     /// Up to `max_lines` whole lines (and about `max_bytes`) from the cursor on; empty when

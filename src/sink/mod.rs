@@ -2,6 +2,7 @@
 //! each written by its own thread so a slow or full disk never stalls receiving; and retention,
 //! which removes their oldest day folders.
 
+pub mod listing;
 pub mod retention;
 pub mod rotating;
 pub mod webhook;
