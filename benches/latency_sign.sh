@@ -30,6 +30,8 @@ listen = "127.0.0.1:0"
 EOF
   "$binary" run --config "$work/receiver.toml" 2>"$work/daemon.log" &
   daemon=$!
+  # A sender that fails must not leave the daemon holding the ports for the next binary.
+  trap 'kill $daemon 2>/dev/null || true' EXIT
   until grep -q "receiver started" "$work/daemon.log"; do
     kill -0 $daemon || { cat "$work/daemon.log"; exit 1; }
     sleep 0.1 # the daemon's start-up line is in a file; nothing else to wait on
