@@ -21,6 +21,17 @@ pub struct LatencySettings {
     pub report_interval_s: f64,
 }
 
+impl GapSettings {
+    /// The gap detector's settings: the one translation, for the daemon, `analyze` and the
+    /// range view alike.
+    pub fn gap_config(&self) -> GapConfig {
+        let mut config = GapConfig::with_threshold_s(self.threshold_s);
+        config.ignore_sysids = self.ignore_sysids.iter().copied().collect();
+        config.vehicles = self.vehicles.clone();
+        config
+    }
+}
+
 /// `[gap]`, validated (shared with the `range` config).
 pub(super) fn parse_gap(
     raw: &RawGap,
@@ -65,11 +76,8 @@ pub(super) fn parse_latency(
 /// The gap and latency settings, for the live daemon and `analyze` alike: the one
 /// translation from config to monitors, so offline findings follow the live rules.
 pub fn watch_settings(gap: &GapSettings, latency: &LatencySettings) -> WatchSettings {
-    let mut gap_config = GapConfig::with_threshold_s(gap.threshold_s);
-    gap_config.ignore_sysids = gap.ignore_sysids.iter().copied().collect();
-    gap_config.vehicles = gap.vehicles.clone();
     WatchSettings {
-        gap: gap_config,
+        gap: gap.gap_config(),
         latency: LatencyConfig {
             window_ns: (latency.window_s * 1e9) as i64,
             ..LatencyConfig::default()

@@ -18,8 +18,6 @@ pub mod shutdown;
 pub mod udp;
 
 use crate::config::{Config, LinkTransport};
-use crate::http::event_log::{EventLog, RING_EVENTS};
-use crate::http::history::BoardHistory;
 use crate::link::LinkId;
 use crate::monitor::event::{ReceiverKind, ReceiverState};
 use crate::monitor::{Event, ReceiverEvent, UtcTime};
@@ -27,7 +25,6 @@ use crate::pipeline::{PipelineCore, PipelineSettings};
 use crate::recorder::{LinkRecorder, RecorderSettings};
 use crate::sink::webhook::Webhook;
 use crate::sink::{spawn_writer, FileSet, RotatingFile, WriterHandle, EVENTS, RECEIVE_LOG, TLOG};
-use crate::status::StatusSnapshot;
 use anyhow::Context;
 use events::EventSink;
 use link_queue::{link_queue, LinkShared};
@@ -126,27 +123,17 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     }
     drop(batch_tx);
 
-    let event_log = Arc::new(EventLog::new(
-        format!("{:x}", started_utc_ns / 1_000),
-        RING_EVENTS,
-    ));
-    let (published, status) = watch::channel(Arc::new(StatusSnapshot::default()));
     let publish_stats = config.publish.as_ref().map(|p| {
         Arc::new(crate::publish::PublishStats {
             site: p.site.clone(),
             ..Default::default()
         })
     });
-    let history = Arc::new(std::sync::Mutex::new(BoardHistory::default()));
-    let http_task = crate::http::start(
+    let face = crate::http::start(
         &config.http,
-        crate::http::Served {
-            events: event_log.clone(),
-            history: history.clone(),
-            status,
-            publish: publish_stats.clone(),
-            shutdown: shutdown_rx.clone(),
-        },
+        started_utc_ns,
+        publish_stats.clone(),
+        shutdown_rx.clone(),
     )
     .await?;
 
@@ -185,9 +172,9 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let events = EventSink {
         file: events_file,
-        sse: event_log,
+        sse: face.events,
         webhooks,
-        history,
+        history: face.history,
         filing_clock: clock::utc_ns,
     };
     events.emit(&Event::from(ReceiverEvent {
@@ -211,7 +198,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             events,
         },
         links: link_shares,
-        published,
+        published: face.status,
         notifier: notify::Notifier::from_env(),
         #[cfg(feature = "testing")]
         stall_file: std::env::var_os("FOXBORNE_TEST_STALL_FILE").map(std::path::PathBuf::from),
@@ -285,7 +272,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     if let Some(publisher) = publisher {
         stop.drain("publisher", publisher).await;
     }
-    stop.drain("http", http_task).await;
+    stop.drain("http", face.task).await;
     let stats = pipeline.sinks.receive.stats.clone();
     let Sinks {
         receive,

@@ -109,22 +109,26 @@ pub struct AppState {
     pub shutdown: watch::Receiver<bool>,
 }
 
-/// What the HTTP face serves, made by its owner (the daemon, or the range view).
-pub struct Served {
+/// The HTTP face as its owner (the daemon, or the range view) feeds it: the events ring that
+/// `/events` serves, the board's recent past, the channel each new status snapshot is published
+/// on, and the serving task, which ends after the shutdown drain.
+pub struct Face {
     pub events: Arc<EventLog>,
     pub history: Arc<Mutex<history::BoardHistory>>,
-    pub status: watch::Receiver<Arc<StatusSnapshot>>,
-    pub publish: Option<Arc<crate::publish::PublishStats>>,
-    pub shutdown: watch::Receiver<bool>,
+    pub status: watch::Sender<Arc<StatusSnapshot>>,
+    pub task: tokio::task::JoinHandle<()>,
 }
 
-/// Binds `settings.listen` and serves `served` there: the one bring-up of the HTTP port for the
-/// daemon and the range. The connection cap is lowered to fit the descriptor limit (said so).
-/// The task it returns ends after the shutdown drain.
+/// Binds `settings.listen` and serves the face there: the one bring-up of the HTTP port for the
+/// daemon and the range. Event ids carry the run (`started_utc_ns`), so a client resuming
+/// across a restart is told to resync. The connection cap is lowered to fit the descriptor
+/// limit (said so).
 pub async fn start(
     settings: &crate::config::HttpSettings,
-    served: Served,
-) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    started_utc_ns: i64,
+    publish: Option<Arc<crate::publish::PublishStats>>,
+    shutdown: watch::Receiver<bool>,
+) -> anyhow::Result<Face> {
     use anyhow::Context;
     let listener = tokio::net::TcpListener::bind(settings.listen)
         .await
@@ -154,21 +158,28 @@ pub async fn start(
     );
     let counters = Arc::new(HttpCounters::default());
     let connections = server::Connections::new(limits, counters.clone());
+    let events = Arc::new(EventLog::new(
+        format!("{:x}", started_utc_ns / 1_000),
+        event_log::RING_EVENTS,
+    ));
+    let history = Arc::new(Mutex::new(history::BoardHistory::default()));
+    let (published, status) = watch::channel(Arc::new(StatusSnapshot::default()));
     let app = router(AppState {
-        events: served.events,
-        history: served.history,
-        status: served.status,
+        events: events.clone(),
+        history: history.clone(),
+        status,
         access: Arc::new(AccessPolicy::new(settings.listen, settings.token.clone())),
         counters,
-        publish: served.publish,
-        shutdown: served.shutdown.clone(),
+        publish,
+        shutdown: shutdown.clone(),
     });
-    Ok(tokio::spawn(server::serve(
-        listener,
-        app,
-        connections,
-        served.shutdown,
-    )))
+    let task = tokio::spawn(server::serve(listener, app, connections, shutdown));
+    Ok(Face {
+        events,
+        history,
+        status: published,
+        task,
+    })
 }
 
 /// Requests other than `/events` must be answered within this.

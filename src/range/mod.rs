@@ -15,8 +15,6 @@ use crate::config::range::RangeConfig;
 use crate::daemon::clock;
 use crate::daemon::events::EventSink;
 use crate::daemon::shutdown::{Stop, STOP_BUDGET};
-use crate::http::event_log::{EventLog, RING_EVENTS};
-use crate::http::history::BoardHistory;
 use crate::monitor::event::{ReceiverKind, ReceiverState};
 use crate::monitor::{format_utc_ms, Event, ReceiverEvent, UtcTime};
 use crate::sink::rotating::Framing;
@@ -41,24 +39,8 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
     let started_ns = clock::utc_ns();
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
 
-    let event_log = Arc::new(EventLog::new(
-        format!("{:x}", started_ns / 1_000),
-        RING_EVENTS,
-    ));
-    let (published, status) = watch::channel(Arc::new(StatusSnapshot::default()));
     // The range board (`GET /`) draws the range's own gap events.
-    let history = Arc::new(std::sync::Mutex::new(BoardHistory::default()));
-    let http_task = crate::http::start(
-        &config.http,
-        crate::http::Served {
-            events: event_log.clone(),
-            history: history.clone(),
-            status,
-            publish: None,
-            shutdown: shutdown_rx.clone(),
-        },
-    )
-    .await?;
+    let face = crate::http::start(&config.http, started_ns, None, shutdown_rx.clone()).await?;
 
     let events_dir = config.data_dir.join(crate::sink::EVENTS.folder);
     std::fs::create_dir_all(&events_dir)
@@ -83,9 +65,9 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let sink = EventSink {
         file,
-        sse: event_log,
+        sse: face.events,
         webhooks,
-        history,
+        history: face.history,
         filing_clock: clock::utc_ns,
     };
     sink.emit(&Event::from(ReceiverEvent {
@@ -163,10 +145,7 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!("the range consumer {clock_durable}: {e}"))?;
 
-    let mut gap = crate::monitor::GapConfig::with_threshold_s(config.gap.threshold_s);
-    gap.ignore_sysids = config.gap.ignore_sysids.iter().copied().collect();
-    gap.vehicles = config.gap.vehicles.clone();
-    let mut judge = RangeJudge::new(gap, started_ns);
+    let mut judge = RangeJudge::new(config.gap.gap_config(), started_ns);
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sigint = signal(SignalKind::interrupt())?;
     let mut housekeeping = tokio::time::interval(HOUSEKEEPING);
@@ -198,7 +177,7 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
                         tracing::warn!(error = %e, "range: cannot acknowledge; the receipts since the last ack will be judged again after a restart");
                     }
                 }
-                published.send_replace(Arc::new(snapshot(&judge, started_ns)));
+                face.status.send_replace(Arc::new(snapshot(&judge, started_ns)));
             }
             Some(report) = clock_reports.next() => match report {
                 Ok(report) => {
@@ -247,7 +226,7 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
         stop.drain("consumer ack", message.ack()).await;
     }
     let _ = shutdown_tx.send(true);
-    stop.drain("http", http_task).await;
+    stop.drain("http", face.task).await;
     crate::daemon::shutdown::close_events(&mut stop, sink, None).await;
     stop.finish()?;
     Ok(())
