@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A short fuzzing run of every cargo-fuzz target (issue 6): installs cargo-fuzz if missing, builds
 # the targets on the stable toolchain without a sanitizer (`-s none`), then runs each one for
-# SECONDS from seeds copied at run time out of the corpus into a temporary directory (deleted at
+# SECONDS, side by side, from seeds copied at run time out of the corpus into a temporary directory (deleted at
 # exit, never committed). Prints one summary line per target; exits non-zero if any target
 # crashed, hit a timeout or ran out of memory (the input is kept in fuzz/artifacts/TARGET/).
 #
@@ -49,30 +49,46 @@ targets=(
   "ulog 65536 $corpus/ulog/*.ulg"
 )
 
-failed=0
-for spec in "${targets[@]}"; do
-  read -r name max_len seeds <<<"$spec"
+# One target's run: its summary line in $work/NAME.result; non-zero when it found something.
+fuzz_one() {
+  local name=$1 max_len=$2 seeds=$3 rc=0 ran_from=$SECONDS
   mkdir -p "$work/$name" "fuzz/artifacts/$name"
   # shellcheck disable=SC2086 # the seed globs expand here
   cp $seeds "$work/$name/"
-  rc=0
-  ran_from=$SECONDS
   "$target_dir/$host/release/$name" "$work/$name" \
     -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="fuzz/artifacts/$name/" ${FUZZ_FLAGS:-} \
     >"$work/$name.log" 2>&1 || rc=$?
+  local runs rss inputs result
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$name.log" | tail -n 1)
   rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$work/$name.log" | tail -n 1)
   inputs=$(find "$work/$name" -type f | wc -l)
   if [ "$rc" -eq 0 ]; then
     result=ok
   else
-    failed=1
+    local artifact
     artifact=$(grep -o "fuzz/artifacts/$name/[^ ]*" "$work/$name.log" | tail -n 1 || true)
     result="FAILED (exit $rc) ${artifact:-no artifact}"
+  fi
+  echo "fuzz $name: ${runs:-?} runs in $((SECONDS - ran_from)) s, $inputs corpus inputs, peak RSS ${rss:-?} MB: $result" >"$work/$name.result"
+  return "$rc"
+}
+
+# The targets run side by side: each for SECONDS of wall time, sharing the cores.
+pids=()
+for spec in "${targets[@]}"; do
+  read -r name max_len seeds <<<"$spec"
+  fuzz_one "$name" "$max_len" "$seeds" &
+  pids+=("$name:$!")
+done
+failed=0
+for entry in "${pids[@]}"; do
+  name=${entry%%:*}
+  if ! wait "${entry#*:}"; then
+    failed=1
     tail -n 40 "$work/$name.log" >&2
   fi
-  echo "fuzz $name: ${runs:-?} runs in $((SECONDS - ran_from)) s, $inputs corpus inputs, peak RSS ${rss:-?} MB: $result"
+  cat "$work/$name.result"
 done
 echo "total: $((SECONDS - started)) s"
 exit "$failed"
