@@ -106,6 +106,8 @@ pub struct AppState {
     pub counters: Arc<HttpCounters>,
     /// Publishing's counters, when `[publish]` is set.
     pub publish: Option<Arc<crate::publish::PublishStats>>,
+    /// Each forward output's counters.
+    pub forwards: Vec<Arc<crate::daemon::forward::ForwardStats>>,
     pub shutdown: watch::Receiver<bool>,
 }
 
@@ -115,6 +117,7 @@ pub struct Served {
     pub history: Arc<Mutex<history::BoardHistory>>,
     pub status: watch::Receiver<Arc<StatusSnapshot>>,
     pub publish: Option<Arc<crate::publish::PublishStats>>,
+    pub forwards: Vec<Arc<crate::daemon::forward::ForwardStats>>,
     pub shutdown: watch::Receiver<bool>,
 }
 
@@ -161,6 +164,7 @@ pub async fn start(
         access: Arc::new(AccessPolicy::new(settings.listen, settings.token.clone())),
         counters,
         publish: served.publish,
+        forwards: served.forwards,
         shutdown: served.shutdown.clone(),
     });
     Ok(tokio::spawn(server::serve(
@@ -260,6 +264,7 @@ fn current(app: &AppState) -> StatusSnapshot {
         .publish
         .as_deref()
         .map(crate::status::PublishSnapshot::of);
+    snapshot.forwards = app.forwards.iter().map(|f| f.snapshot()).collect();
     snapshot
 }
 

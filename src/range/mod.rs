@@ -55,6 +55,7 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
             history: history.clone(),
             status,
             publish: None,
+            forwards: Vec::new(),
             shutdown: shutdown_rx.clone(),
         },
     )
