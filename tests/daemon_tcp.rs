@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{eventually, http_get, Daemon};
+use common::{eventually, Daemon};
 use foxborne_receiver::wire::build::{self, Header};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -37,16 +37,8 @@ fn attitude(sysid: u8, seq: u8) -> Vec<u8> {
     )
 }
 
-/// The link's entry in `/status`.
 fn link_status(http: &str, name: &str) -> serde_json::Value {
-    let status: serde_json::Value = serde_json::from_str(&http_get(http, "/status")).unwrap();
-    status["links"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|l| l["name"] == name)
-        .cloned()
-        .unwrap_or_else(|| panic!("no link {name} in {status}"))
+    common::status_entry(http, "links", name)
 }
 
 /// Waits until the daemon's scanner has taken `bytes` bytes on the link (so a write that follows
@@ -60,16 +52,8 @@ fn wait_for_bytes(d: &mut Daemon, link: &str, bytes: u64) {
     );
 }
 
-fn events(d: &Daemon) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(d.dir.join("data/events/current.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 fn link_states(d: &Daemon, link: &str) -> Vec<String> {
-    events(d)
+    d.events()
         .iter()
         .filter(|e| e["kind"] == "link" && e["link"] == link)
         .filter_map(|e| e["state"].as_str().map(String::from))
@@ -142,7 +126,8 @@ fn a_tcp_client_link_reconnects_and_loses_nothing_read_before_the_drop() {
         ["up", "down", "up", "down", "up", "down", "up", "down"],
         "each drop is one down, each reconnection one up"
     );
-    let up = events(&d)
+    let up = d
+        .events()
         .into_iter()
         .find(|e| e["kind"] == "link" && e["state"] == "up")
         .unwrap();

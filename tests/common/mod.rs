@@ -238,6 +238,29 @@ impl Daemon {
             .unwrap_or_else(|e| panic!("{e}: {line}"))
     }
 
+    /// The TCP address a forward output listens on (from its `forward listening` line).
+    pub fn forward_addr(&mut self, forward: &str) -> std::net::SocketAddr {
+        let line = self.wait_for(
+            &format!("forward={forward} local="),
+            Duration::from_secs(10),
+        );
+        line.rsplit("local=")
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no local= in {line}"))
+            .parse()
+            .unwrap_or_else(|e| panic!("{e}: {line}"))
+    }
+
+    /// Every line of the events file so far.
+    pub fn events(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(self.dir.join("data/events/current.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
     pub fn signal(&self, sig: nix::sys::signal::Signal) {
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.child.id() as i32), sig).unwrap();
     }
@@ -395,6 +418,16 @@ pub fn http_get(addr: &str, path: &str) -> String {
     text.split_once("\r\n\r\n")
         .map(|(_, body)| body.to_string())
         .unwrap_or_default()
+}
+
+/// One entry of `/status`'s `links` (by `name`) or `forwards`, by name.
+pub fn status_entry(http: &str, list: &str, name: &str) -> serde_json::Value {
+    let status: serde_json::Value = serde_json::from_str(&http_get(http, "/status")).unwrap();
+    status[list]
+        .as_array()
+        .and_then(|entries| entries.iter().find(|e| e["name"] == name))
+        .cloned()
+        .unwrap_or_else(|| panic!("no {list} entry {name} in {status}"))
 }
 
 /// What the receiver itself dropped (queue overload and kernel), over every link, per `/status`.
