@@ -162,7 +162,7 @@ fn ground_stations_read_every_frame_byte_for_byte_and_send_nothing_to_a_link() {
             std::thread::sleep(wait);
         }
     }
-    let hex: Vec<String> = expected.iter().map(hex).collect();
+    let hex: Vec<String> = expected.iter().map(|f| hex(f)).collect();
     assert_eq!(
         udp_gs.frames(),
         hex,
@@ -207,7 +207,7 @@ fn ground_stations_read_every_frame_byte_for_byte_and_send_nothing_to_a_link() {
         .all(|r| r["sysid"] != 200 && r["link"] == "radio"));
 }
 
-fn hex(bytes: &Vec<u8>) -> String {
+fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
