@@ -474,6 +474,19 @@ pub fn python_with(modules: &[&str]) -> PathBuf {
     path
 }
 
+/// The Python with pymavlink and MAVProxy, and MAVProxy's `mavproxy.py` beside it. A test
+/// that calls this is `#[cfg_attr(foxborne_no_mavproxy, ignore = ...)]` (see [`python_with`]).
+pub fn mavproxy() -> (PathBuf, PathBuf) {
+    let python = python_with(&["pymavlink", "MAVProxy"]);
+    let script = python.with_file_name("mavproxy.py");
+    assert!(
+        script.is_file(),
+        "no mavproxy.py beside {} (pip install MAVProxy)",
+        python.display()
+    );
+    (python, script)
+}
+
 /// A scratch folder for one test, removed when it goes out of scope (kept when the test fails,
 /// to look at). Dereferences to its path.
 pub struct Scratch(Option<tempfile::TempDir>);
