@@ -420,14 +420,22 @@ pub fn http_get(addr: &str, path: &str) -> String {
         .unwrap_or_default()
 }
 
-/// One entry of `/status`'s `links` (by `name`) or `forwards`, by name.
+/// One entry of `/status`'s `links` or `forwards`, by name. Until the pipeline publishes its
+/// first snapshot the lists are empty: asked for again, for up to 10 s.
 pub fn status_entry(http: &str, list: &str, name: &str) -> serde_json::Value {
-    let status: serde_json::Value = serde_json::from_str(&http_get(http, "/status")).unwrap();
-    status[list]
-        .as_array()
-        .and_then(|entries| entries.iter().find(|e| e["name"] == name))
-        .cloned()
-        .unwrap_or_else(|| panic!("no {list} entry {name} in {status}"))
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let status: serde_json::Value = serde_json::from_str(&http_get(http, "/status")).unwrap();
+        let entry = status[list]
+            .as_array()
+            .and_then(|entries| entries.iter().find(|e| e["name"] == name))
+            .cloned();
+        match entry {
+            Some(entry) => return entry,
+            None if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            None => panic!("no {list} entry {name} in {status}"),
+        }
+    }
 }
 
 /// What the receiver itself dropped (queue overload and kernel), over every link, per `/status`.
