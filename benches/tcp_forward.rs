@@ -11,7 +11,7 @@
 //!    this process) and one TCP forward (a reading peer), and what each forward sent and
 //!    dropped.
 //!
-//! cargo bench --bench tcp_forward [-- SECONDS]
+//! cargo bench --bench tcp_forward [-- SECONDS] [forward]     (`forward`: part 2 only)
 
 #[path = "harness/mod.rs"]
 mod harness;
@@ -262,7 +262,16 @@ fn main() {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(5);
+    // `-- SECONDS forward`: the forward's cost only.
+    let forward_only = std::env::args().any(|a| a == "forward");
     let frames = frames();
+    if !forward_only {
+        rates(seconds, &frames);
+    }
+    forwards(seconds, &frames);
+}
+
+fn rates(seconds: u64, frames: &[Vec<u8>]) {
     println!("## Loss-free rate, UDP and TCP links side by side ({seconds} s per rate)\n");
     println!("| rate asked (frames/s) | UDP received / sent | UDP achieved | UDP daemon CPU | TCP received / sent | TCP achieved | TCP daemon CPU | TCP CPU / UDP CPU |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
@@ -274,8 +283,8 @@ fn main() {
         50_000u64, 100_000, 200_000, 300_000, 400_000, 600_000, 1_000_000,
     ] {
         // One sender process sends at most about 220,000 datagrams/s here: UDP stops at 400,000.
-        let u = (rate <= 400_000).then(|| udp_rate(rate, seconds, &frames));
-        let t = tcp_rate(rate, seconds, &frames);
+        let u = (rate <= 400_000).then(|| udp_rate(rate, seconds, frames));
+        let t = tcp_rate(rate, seconds, frames);
         let udp_cells = match &u {
             Some(u) => format!(
                 "{} / {} | {:.0} | {:.2} s",
@@ -299,13 +308,15 @@ fn main() {
         }
     }
     println!("\nhighest rate tried with every frame recorded and the sender not held back: UDP {best_udp} frames/s, TCP {best_tcp} frames/s\n");
+}
 
+fn forwards(seconds: u64, frames: &[Vec<u8>]) {
     let rate = 200_000;
     println!("## One forward output at {rate} frames/s over UDP ({seconds} s, two rounds)\n");
     println!("| round | forward | received / sent | daemon CPU | CPU / no forward (same round) | forward frames | sent | dropped | read by the far end |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     for round in 1..=2 {
-        let none = forward_cost("none", rate, seconds, &frames, None);
+        let none = forward_cost("none", rate, seconds, frames, None);
         for (label, kind) in [("none", None), ("udp", Some("udp")), ("tcp", Some("tcp"))] {
             let row = match kind {
                 None => ForwardRow {
@@ -314,7 +325,7 @@ fn main() {
                     forward: serde_json::Value::Null,
                     read_by_peer: 0,
                 },
-                Some(_) => forward_cost(label, rate, seconds, &frames, kind),
+                Some(_) => forward_cost(label, rate, seconds, frames, kind),
             };
             let dropped: u64 = row.forward["dropped"]
                 .as_object()

@@ -321,8 +321,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     )
     .await;
     // The scanners have handed over their last frames: each forward sends what it holds.
-    stop.drain("forwards", futures_util::future::join_all(forwards.tasks))
-        .await;
+    stop.drain("forwards", forwards.done).await;
     if let Some(task) = retention_task {
         stop.drain("retention", task).await;
     }

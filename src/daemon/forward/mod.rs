@@ -5,9 +5,9 @@
 //! slow or dead output drops frames for itself only (counted, `queue_full`) and never slows
 //! receiving, the receive log or the alerts. Each output's task sends from its queue: [`udp`]
 //! a datagram per frame to one address, [`tcp`] the byte stream to every peer of a listener
-//! (each peer with its own bounded queue). Whatever a ground station sends back is read and
-//! discarded, and counted: nothing reaches a link, and the receiver never transmits to a
-//! vehicle.
+//! (each peer with its own bounded queue). The outputs run on a thread and runtime of their
+//! own. Whatever a ground station sends back is read and discarded, and counted: nothing
+//! reaches a link, and the receiver never transmits to a vehicle.
 
 pub mod tcp;
 pub mod udp;
@@ -19,7 +19,7 @@ use anyhow::Context;
 use bytes::Bytes;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 /// Chunks an output's queue holds at most, whatever their size (the byte bound usually first).
@@ -244,24 +244,71 @@ impl Taps {
     }
 }
 
-/// The running outputs: what the scanners feed, the tasks, and the counters for `/status`.
+/// The running outputs: what the scanners feed, the counters for `/status`, and when they are
+/// done at the stop.
 pub struct Forwards {
     pub taps: Taps,
-    pub tasks: Vec<JoinHandle<()>>,
     pub stats: Vec<Arc<ForwardStats>>,
+    /// Fires once every output has sent what it held at the stop and ended.
+    pub done: oneshot::Receiver<()>,
 }
 
 /// Binds every TCP listener (a port in use is a start-up error naming the output) and starts
-/// every output's task.
+/// every output's task, on a thread and runtime of their own ("forward"): sending to ground
+/// stations never takes the receive tasks' or the pipeline's runtime time.
 pub fn start(
     settings: &[ForwardSettings],
     shutdown: &watch::Receiver<bool>,
 ) -> anyhow::Result<Forwards> {
-    let mut forwards = Forwards {
-        taps: Taps::default(),
-        tasks: Vec::new(),
-        stats: Vec::new(),
+    let (done_tx, done) = oneshot::channel();
+    if settings.is_empty() {
+        let _ = done_tx.send(());
+        return Ok(Forwards {
+            taps: Taps::default(),
+            stats: Vec::new(),
+            done,
+        });
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .thread_name("forward")
+        .build()
+        .context("cannot start the forward outputs' runtime")?;
+    let spawned = {
+        // Sockets register with, and tasks are spawned on, the forwards' own runtime.
+        let _inside = runtime.enter();
+        spawn_outputs(settings, shutdown)
     };
+    let (forwards, tasks) = match spawned {
+        Ok(spawned) => spawned,
+        Err(e) => {
+            // Dropping a runtime may block, which an async caller must not.
+            runtime.shutdown_background();
+            return Err(e);
+        }
+    };
+    std::thread::Builder::new()
+        .name("forward".to_string())
+        .spawn(move || {
+            runtime.block_on(futures_util::future::join_all(tasks));
+            let _ = done_tx.send(());
+        })
+        .context("cannot start the forward outputs' thread")?;
+    Ok(Forwards {
+        taps: forwards.0,
+        stats: forwards.1,
+        done,
+    })
+}
+
+type Spawned = ((Taps, Vec<Arc<ForwardStats>>), Vec<JoinHandle<()>>);
+
+/// Every output's task on the current runtime, with the taps that feed them.
+fn spawn_outputs(
+    settings: &[ForwardSettings],
+    shutdown: &watch::Receiver<bool>,
+) -> anyhow::Result<Spawned> {
+    let (mut taps, mut stats_all, mut tasks) = (Taps::default(), Vec::new(), Vec::new());
     for f in settings {
         let (queue, rx) = chunk_queue(f.queue_bytes);
         let (kind, address, needs_peers) = match &f.output {
@@ -303,16 +350,16 @@ pub fn start(
                 ))
             }
         };
-        forwards.taps.0.push(Tap {
+        taps.0.push(Tap {
             filter: f.filter.clone(),
             queue,
             stats: stats.clone(),
             needs_peers,
         });
-        forwards.tasks.push(task);
-        forwards.stats.push(stats);
+        tasks.push(task);
+        stats_all.push(stats);
     }
-    Ok(forwards)
+    Ok(((taps, stats_all), tasks))
 }
 
 #[cfg(test)]
