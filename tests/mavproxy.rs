@@ -1,7 +1,10 @@
 //! MAVProxy (the Python ground station's `mavproxy.py`) as a real peer serving TCP
 //! (`--out tcpin:`), our TCP client link connected to it. MAVProxy 1.8 cannot replay a `.tlog`
-//! itself, so pymavlink replays a corpus tlog into MAVProxy's UDP master
-//! (tests/mavproxy_replay.py) and MAVProxy forwards each frame to its TCP client. Shown: every
+//! itself, so pymavlink replays a corpus tlog into MAVProxy's master (tests/mavproxy_replay.py;
+//! over TCP, `--master tcpin:`, so a busy MAVProxy slows the replay instead of losing
+//! datagrams, which made the comparison flaky over UDP) and MAVProxy forwards each frame to its
+//! TCP client. The two tests run one at a time: two MAVProxies at once are too much for a
+//! two-core machine. Shown: every
 //! frame recorded once, byte for byte and in order, equal to pymavlink's reading of the file;
 //! and MAVProxy killed mid-stream and started again: link down and up, and every frame it wrote
 //! before it died recorded, none twice, the frames after the restart following in order.
@@ -28,24 +31,20 @@ const END: u8 = 252;
 /// Frames per second into MAVProxy: a pace its Python loop keeps up with.
 const RATE: u32 = 3000;
 
-/// A port nobody is bound to now.
-fn free_udp_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+/// The tests take turns (see the module's documentation).
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Two ports nobody listens on now (MAVProxy's master and its TCP output).
+fn free_tcp_ports() -> (u16, u16) {
+    let bind = || std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let (a, b) = (bind(), bind());
+    (
+        a.local_addr().unwrap().port(),
+        b.local_addr().unwrap().port(),
+    )
 }
 
-fn free_tcp_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// One MAVProxy process: UDP master in, TCP server out (and a UDP output for an observer).
+/// One MAVProxy process: TCP master in, TCP server out (and a UDP output for an observer).
 struct MavProxy(Child);
 
 impl MavProxy {
@@ -55,7 +54,7 @@ impl MavProxy {
         let mut command = Command::new(python);
         command
             .arg(script)
-            .arg(format!("--master=udpin:127.0.0.1:{master}"))
+            .arg(format!("--master=tcpin:127.0.0.1:{master}"))
             .arg(format!("--out=tcpin:127.0.0.1:{tcp}"));
         if let Some(port) = observer {
             // After the TCP output: MAVProxy writes each frame to its outputs in this order.
@@ -227,7 +226,8 @@ fn link_states(d: &Daemon) -> Vec<String> {
 fn mavproxy_serving_tcp_gives_every_frame_of_a_tlog_once() {
     let scratch = common::scratch("mavproxy-replay");
     let tlog = common::corpus_file("tlog", TLOG);
-    let (master, tcp) = (free_udp_port(), free_tcp_port());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (master, tcp) = free_tcp_ports();
     let mut d = daemon("mavproxy-replay", tcp);
     // Nobody serves the port yet: the link starts down, then MAVProxy comes.
     d.wait_for("tcp link down", WAIT);
@@ -291,7 +291,8 @@ fn mavproxy_serving_tcp_gives_every_frame_of_a_tlog_once() {
 fn mavproxy_killed_and_restarted_mid_stream_loses_and_doubles_nothing_before_the_drop() {
     let scratch = common::scratch("mavproxy-restart");
     let tlog = common::corpus_file("tlog", TLOG);
-    let (master, tcp) = (free_udp_port(), free_tcp_port());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (master, tcp) = free_tcp_ports();
     // Sees what MAVProxy wrote just after each frame it wrote to us.
     let observer = UdpSocket::bind("127.0.0.1:0").unwrap();
     let observer_port = observer.local_addr().unwrap().port();
