@@ -383,13 +383,23 @@ fn tools_cfg() {
             .and_then(|ids| ids.split_whitespace().nth(1))
             == Some("0")
     });
-    let checks: [(&str, &str, Option<String>); 4] = [
+    let checks: [(&str, &str, Option<String>); 5] = [
         (
             "python",
             "FOXBORNE_REQUIRE_PYTHON",
             (!imports("pymavlink, pyulog, pyarrow, pandas, numpy, duckdb, polars")).then(|| {
                 format!(
                     "no Python with pymavlink, pyulog, pyarrow, pandas, numpy, duckdb and polars at {} (see the README)",
+                    python.display()
+                )
+            }),
+        ),
+        (
+            "mavproxy",
+            "FOXBORNE_REQUIRE_PYTHON",
+            (!imports("pymavlink, MAVProxy") || !python.with_file_name("mavproxy.py").is_file()).then(|| {
+                format!(
+                    "no MAVProxy (mavproxy.py) beside the Python at {} (pip install MAVProxy; see the README)",
                     python.display()
                 )
             }),

@@ -1,5 +1,6 @@
-//! The recorder of one link: its bytes in; receive-log lines, raw `.tlog` records, reject
-//! counts, sequence statistics and the monitor input out. Pure: arrival times come in with the
+//! The recorder of one link: its bytes in; receive-log lines, raw `.tlog` records, copies of
+//! the frames for forwarding, reject counts, sequence statistics and the monitor input out.
+//! A stream link's connections (TCP peers) each have their own scanner. Pure: arrival times come in with the
 //! bytes, and output goes into buffers the caller writes. Each link has its own, so links are
 //! scanned in parallel, each on its own thread, and share nothing while scanning.
 
@@ -11,6 +12,7 @@ use crate::wire::scanner::{DatagramScanner, RejectReason, ScanItem, StreamScanne
 use crate::wire::sequence::{SeqStats, SequenceTracker};
 use crate::wire::signing::SigningKeys;
 use crate::wire::Frame;
+use std::collections::HashMap;
 
 pub use crate::monitor::utc::NANOS_PER_DAY;
 
@@ -59,6 +61,49 @@ pub struct Output {
     pub observations: Vec<MonitorInput>,
     /// (link, sysid, message name) of each receipt, for per-message counts.
     pub messages: Vec<(LinkId, u8, &'static str)>,
+    /// Every valid frame as received, for the forward outputs (when asked for).
+    pub frames: FrameCopies,
+}
+
+/// Valid frames byte for byte as received, one after another, with where each ends and what it
+/// is (for the forwards' filters).
+#[derive(Debug, Default, Clone)]
+pub struct FrameCopies {
+    pub bytes: Vec<u8>,
+    pub frames: Vec<CopiedFrame>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CopiedFrame {
+    /// Where the frame ends in `bytes` (it starts where the one before ends).
+    pub end: u32,
+    pub sysid: u8,
+    pub msgid: u32,
+}
+
+impl FrameCopies {
+    fn push(&mut self, frame: &Frame<'_>) {
+        self.bytes.extend_from_slice(frame.bytes);
+        self.frames.push(CopiedFrame {
+            end: self.bytes.len() as u32,
+            sysid: frame.sysid,
+            msgid: frame.msgid,
+        });
+    }
+
+    /// Each frame's bytes with what it is, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], CopiedFrame)> + '_ {
+        let mut start = 0usize;
+        self.frames.iter().map(move |f| {
+            let bytes = &self.bytes[start..f.end as usize];
+            start = f.end as usize;
+            (bytes, *f)
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
 }
 
 impl Output {
@@ -92,12 +137,15 @@ pub struct RecorderSettings {
     pub signing_keys: Vec<[u8; 32]>,
     pub reject_bad_signatures: bool,
     pub capture_tlog: bool,
+    /// Copy every valid frame into [`Output::frames`] (the link has forwards).
+    pub capture_frames: bool,
 }
 
 pub struct LinkRecorder {
     link: LinkId,
     name_json: String,
-    scanner: StreamScanner,
+    /// One scanner per open connection of a stream link (a serial device is connection 0).
+    streams: HashMap<u64, StreamScanner>,
     counters: LinkCounters,
     keys: SigningKeys,
     receipts: ReceiptWriter,
@@ -107,6 +155,7 @@ pub struct LinkRecorder {
 struct ReceiptWriter {
     options: LineOptions,
     capture_tlog: bool,
+    capture_frames: bool,
     clock: UtcMillis,
     sequences: SequenceTracker,
 }
@@ -117,7 +166,7 @@ impl LinkRecorder {
         Self {
             link,
             name_json: receipt::json_string(name),
-            scanner: StreamScanner::new(),
+            streams: HashMap::new(),
             counters: LinkCounters::default(),
             keys: SigningKeys::new(settings.signing_keys, settings.reject_bad_signatures),
             receipts: ReceiptWriter {
@@ -126,6 +175,7 @@ impl LinkRecorder {
                     signatures_checked,
                 },
                 capture_tlog: settings.capture_tlog,
+                capture_frames: settings.capture_frames,
                 clock: UtcMillis::default(),
                 sequences: SequenceTracker::new(),
             },
@@ -175,34 +225,67 @@ impl LinkRecorder {
         bytes: &[u8],
         out: &mut Output,
     ) {
-        self.counters.bytes += bytes.len() as u64;
-        self.scanner.push(bytes);
-        self.drain_stream(utc_ns, mono_ns, src_json, out);
+        self.stream_on(0, utc_ns, mono_ns, src_json, bytes, out);
     }
 
-    /// A stream link closed: a partial frame it left is a reject, and the next bytes start afresh.
-    pub fn stream_end(&mut self, utc_ns: i64, mono_ns: Option<u64>, out: &mut Output) {
-        self.scanner.finish();
-        self.drain_stream(utc_ns, mono_ns, None, out);
-        self.scanner = StreamScanner::new();
-    }
-
-    fn drain_stream(
+    /// Bytes from one connection of a stream link (a TCP peer): frames may span calls on the
+    /// same connection, never across connections.
+    pub fn stream_on(
         &mut self,
+        conn: u64,
         utc_ns: i64,
         mono_ns: Option<u64>,
         src_json: Option<&str>,
+        bytes: &[u8],
         out: &mut Output,
     ) {
+        self.counters.bytes += bytes.len() as u64;
+        let scanner = self.streams.entry(conn).or_default();
+        scanner.push(bytes);
         let arrival = Arrival {
             utc_ns,
             mono_ns,
             link_json: &self.name_json,
             src_json,
         };
-        while let Some(item) = self.scanner.next_item(&self.keys) {
+        while let Some(item) = scanner.next_item(&self.keys) {
             self.receipts
                 .record(self.link, item, &arrival, &mut self.counters, out);
+        }
+    }
+
+    /// One connection of a stream link closed: a partial frame it left is a reject, and its
+    /// next bytes (if it is opened again) start afresh.
+    pub fn stream_end_on(
+        &mut self,
+        conn: u64,
+        utc_ns: i64,
+        mono_ns: Option<u64>,
+        out: &mut Output,
+    ) {
+        let Some(mut scanner) = self.streams.remove(&conn) else {
+            return;
+        };
+        scanner.finish();
+        let arrival = Arrival {
+            utc_ns,
+            mono_ns,
+            link_json: &self.name_json,
+            src_json: None,
+        };
+        while let Some(item) = scanner.next_item(&self.keys) {
+            self.receipts
+                .record(self.link, item, &arrival, &mut self.counters, out);
+        }
+    }
+
+    /// A stream link closed (device gone, TCP peer gone): every connection's partial frame is
+    /// a reject, and the next bytes start afresh.
+    pub fn stream_end(&mut self, utc_ns: i64, mono_ns: Option<u64>, out: &mut Output) {
+        let mut conns: Vec<u64> = self.streams.keys().copied().collect();
+        conns.sort_unstable();
+        for conn in conns {
+            self.stream_end_on(conn, utc_ns, mono_ns, out);
         }
     }
 }
@@ -216,11 +299,12 @@ impl ReceiptWriter {
         counters: &mut LinkCounters,
         out: &mut Output,
     ) {
-        let (sequences, clock, options, capture_tlog) = (
+        let (sequences, clock, options, capture_tlog, capture_frames) = (
             &mut self.sequences,
             &mut self.clock,
             &self.options,
             self.capture_tlog,
+            self.capture_frames,
         );
         match item {
             ScanItem::Reject(reject) => {
@@ -239,6 +323,9 @@ impl ReceiptWriter {
                 receipt::write_line(&mut batch.jsonl, clock, arrival, &frame, options);
                 if capture_tlog {
                     write_tlog_record(&mut batch.tlog, arrival.utc_ns, &frame);
+                }
+                if capture_frames {
+                    out.frames.push(&frame);
                 }
                 observe(link, &frame, arrival.utc_ns, &mut out.observations);
                 out.messages.push((link, frame.sysid, frame.name));
@@ -347,5 +434,44 @@ mod tests {
             (c.sequence.duplicates, c.rejects_of(RejectReason::Truncated)),
             (1, 1)
         );
+    }
+
+    #[test]
+    fn two_connections_are_scanned_apart_and_frames_are_copied_as_received() {
+        let mut r = LinkRecorder::new(
+            LINK0,
+            "router",
+            RecorderSettings {
+                capture_frames: true,
+                ..Default::default()
+            },
+        );
+        let mut out = Output::default();
+        let (a, b) = (hb(7, 1), hb(8, 1));
+        // Interleaved halves: each connection's own bytes make its frame.
+        r.stream_on(1, 10, None, Some("\"p1\""), &a[..5], &mut out);
+        r.stream_on(2, 11, None, Some("\"p2\""), &b[..7], &mut out);
+        r.stream_on(1, 12, None, Some("\"p1\""), &a[5..], &mut out);
+        r.stream_on(2, 13, None, Some("\"p2\""), &b[7..], &mut out);
+        assert_eq!(out.receipts(), 2);
+        let copies: Vec<(Vec<u8>, u8)> = out
+            .frames
+            .iter()
+            .map(|(bytes, f)| (bytes.to_vec(), f.sysid))
+            .collect();
+        assert_eq!(copies, vec![(a.clone(), 7), (b.clone(), 8)]);
+        assert_eq!(out.frames.frames[1].msgid, 0);
+        // A peer that leaves half a frame: one truncated reject, the other peer untouched.
+        r.stream_on(1, 14, None, None, &a[..4], &mut out);
+        r.stream_on(2, 15, None, None, &b[..4], &mut out);
+        r.stream_end_on(1, 16, None, &mut out);
+        assert_eq!(r.counters().rejects_of(RejectReason::Truncated), 1);
+        r.stream_on(2, 17, None, None, &b[4..], &mut out);
+        assert_eq!(out.receipts(), 3);
+        // Without forwards, nothing is copied.
+        let mut plain = LinkRecorder::new(LINK0, "x", RecorderSettings::default());
+        let mut out = Output::default();
+        plain.stream(1, None, None, &a, &mut out);
+        assert!(out.frames.is_empty());
     }
 }

@@ -1,6 +1,7 @@
 //! The built daemon on loopback: UDP and pty serial links in, receive log out, compared field by
-//! field with what the test sent; SIGHUP rotation, SIGTERM drain, serial unplug and replug, and
-//! the start-up errors an operator meets first.
+//! field with what the test sent; SIGHUP rotation, SIGTERM drain, serial unplug and replug, a
+//! list of serial speeds with the wrong one first, and the start-up errors an operator meets
+//! first.
 
 mod common;
 
@@ -251,4 +252,92 @@ fn a_port_in_use_is_a_clear_error_and_a_bad_config_exits_78() {
     assert_eq!(d.child.wait().unwrap().code(), Some(78));
     let line = d.wait_for("link[0].udp", WAIT);
     assert!(line.contains("receiver.toml"), "{line}");
+}
+
+nix::ioctl_read_bad!(tcgets2, nix::libc::TCGETS2, nix::libc::termios2);
+
+/// The speed the far end of the pty set (a pty's master reads its slave's settings).
+fn pty_speed(master: &OwnedFd) -> u32 {
+    use std::os::fd::AsRawFd;
+    // SAFETY: termios2 is plain data; the kernel fills it.
+    let mut t: nix::libc::termios2 = unsafe { std::mem::zeroed() };
+    // SAFETY: `t` is a writable termios2 for TCGETS2 to fill.
+    unsafe { tcgets2(master.as_raw_fd(), &mut t) }.unwrap();
+    t.c_ospeed
+}
+
+#[test]
+fn a_serial_speed_list_finds_the_speed_that_gives_frames() {
+    let dir_marker = "{dir}";
+    let config = format!(
+        "data_dir = \"{dir_marker}/data\"\nfsync_interval_s = 0.05\n[http]\nlisten = \"127.0.0.1:0\"\n[[link]]\nname = \"usb0\"\nserial = \"{dir_marker}/ttyV0\"\nbaud = [57600, 115200, 921600]\n"
+    );
+    let mut radio_end = None;
+    let mut d = Daemon::start_prepared("serial-bauds", &config, |dir| {
+        // A radio at 115200 baud behind the pty, there before the daemon starts.
+        let master = common::pty_at(&dir.join("ttyV0"));
+        nix::fcntl::fcntl(
+            std::os::fd::AsRawFd::as_raw_fd(&master),
+            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
+        )
+        .unwrap();
+        radio_end = Some(master);
+    });
+    let master = radio_end.unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let radio = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut seq = 0u8;
+            let mut wrong = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let frame = build::v2(hdr(9, seq), 0, &build::heartbeat_payload(2, 3));
+                // At the radio's speed the frame arrives as sent; at any other the UART makes
+                // bytes of it that are no frame at all.
+                let bytes: Vec<u8> = if pty_speed(&master) == 115_200 {
+                    seq = seq.wrapping_add(1);
+                    frame
+                } else {
+                    wrong += 1;
+                    frame.iter().map(|b| b & 0x7F).collect()
+                };
+                let _ = nix::unistd::write(&master, &bytes);
+                // The radio's own pace: a frame every 10 ms.
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            wrong
+        })
+    };
+    let up = d.wait_for("link up", WAIT);
+    assert!(
+        up.contains("at 115200 baud") && up.contains("tried in turn: 57600, 115200, 921600"),
+        "{up}"
+    );
+    assert!(
+        up.contains("low latency not supported by the driver"),
+        "a pty has no serial settings: {up}"
+    );
+    let http = d.http_addr();
+    assert!(eventually(WAIT, || {
+        common::status_entry(&http, "links", "usb0")["receipts"]
+            .as_u64()
+            .unwrap()
+            >= 5
+    }));
+    let link = common::status_entry(&http, "links", "usb0");
+    assert!(
+        link["rejects"]["junk"].as_u64().unwrap() > 0,
+        "what arrived at 57600 is counted as junk: {link}"
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let wrong = radio.join().unwrap();
+    assert!(wrong > 0, "the first speed tried was the wrong one");
+    assert!(d.stop().success());
+    let up_events: Vec<serde_json::Value> = d
+        .events()
+        .into_iter()
+        .filter(|e| e["kind"] == "link" && e["state"] == "up")
+        .collect();
+    assert_eq!(up_events.len(), 1, "{up_events:?}");
+    assert!(d.receipts().iter().all(|r| r["sysid"] == 9));
 }

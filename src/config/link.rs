@@ -1,8 +1,9 @@
-//! `[[link]]`: each link's transport (a UDP bind with its allow-list, or a serial device with
-//! its speed and flow control) and its queue, validated once; and the allow-list match the UDP
-//! task applies to every datagram's source.
+//! `[[link]]`: each link's transport (a UDP bind with its allow-list, a serial device with its
+//! speeds and flow control, a TCP peer to connect to, or a TCP listener with its allow-list and
+//! peer cap) and its queue, validated once; and the allow-list match the UDP and TCP tasks apply
+//! to every datagram's or connection's source.
 
-use super::raw::RawLink;
+use super::raw::{RawBaud, RawLink};
 use super::{as_kib, as_mib, ranges, ConfigError};
 use ipnet::IpNet;
 use serde::Serialize;
@@ -32,9 +33,90 @@ pub enum LinkTransport {
     Serial {
         #[serde(rename = "serial")]
         path: PathBuf,
-        baud: u32,
+        /// One speed, or several tried in turn until valid frames arrive.
+        baud: Bauds,
         flow_control: FlowControl,
     },
+    /// A TCP client: connects to `host:port`, and again after the peer goes away.
+    TcpClient {
+        #[serde(rename = "tcp")]
+        peer: HostPort,
+    },
+    /// A TCP server: accepts peers (from `allow`, at most `max_peers` at once).
+    TcpListen {
+        #[serde(rename = "tcp_listen")]
+        bind: SocketAddr,
+        allow: Vec<IpNet>,
+        max_peers: usize,
+    },
+}
+
+/// A serial link's speeds: `baud = 57600` (one) or `baud = [57600, 115200]` (tried in turn).
+/// Shown as written: a number for one, a list for several.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bauds(Vec<u32>);
+
+impl Bauds {
+    #[cfg(test)]
+    pub fn one(baud: u32) -> Self {
+        Bauds(vec![baud])
+    }
+
+    /// Every speed, in the order to try them (never empty).
+    pub fn all(&self) -> &[u32] {
+        &self.0
+    }
+
+    /// More than one speed: the link finds the right one from the frames.
+    pub fn is_list(&self) -> bool {
+        self.0.len() > 1
+    }
+}
+
+impl Serialize for Bauds {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0.as_slice() {
+            [one] => s.serialize_u32(*one),
+            many => many.serialize(s),
+        }
+    }
+}
+
+/// `host:port` as written (a name, an IPv4 address or a bracketed IPv6 one), resolved when
+/// connecting, so a peer whose address changes is found again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostPort(String);
+
+impl HostPort {
+    /// `host:port` with a port from 1 to 65535 and a host that is not empty.
+    pub fn parse(text: &str) -> Option<HostPort> {
+        if text.parse::<SocketAddr>().is_ok_and(|a| a.port() != 0) {
+            return Some(HostPort(text.to_string()));
+        }
+        let (host, port) = text.rsplit_once(':')?;
+        let port_ok = port.parse::<u16>().is_ok_and(|p| p != 0);
+        let host_ok = !host.is_empty()
+            && host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-.".contains(c));
+        (port_ok && host_ok).then(|| HostPort(text.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for HostPort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for HostPort {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -47,11 +129,16 @@ pub struct LinkConfig {
     pub queue_bytes: u64,
 }
 
-/// Per-link defaults: 16 MiB may wait for a link's scanner; 8 MiB of socket buffer.
+/// Per-link defaults: 16 MiB may wait for a link's scanner; 8 MiB of socket buffer; 8 TCP
+/// peers at once on a listener.
 const DEFAULT_LINK_QUEUE_MB: u64 = 16;
 const DEFAULT_RCVBUF_KB: u64 = 8192;
+pub(super) const DEFAULT_MAX_PEERS: u64 = 8;
+/// The most speeds one serial link tries.
+const MAX_BAUDS: usize = 16;
 
-/// Every `[[link]]`, in the order written: names unique, each a UDP or a serial link.
+/// Every `[[link]]`, in the order written: names unique, each a UDP, serial, TCP client or TCP
+/// server link, with only the keys its transport takes.
 pub(super) fn parse_links(
     raw: &[RawLink],
     invalid: &dyn Fn(&str, String) -> ConfigError,
@@ -88,49 +175,99 @@ pub(super) fn parse_links(
                 format!("`{}` is used by two links", link.name),
             ));
         }
-        let kind = match (&link.udp, &link.serial) {
-            (Some(udp), None) => {
-                if link.baud.is_some() || link.flow_control.is_some() {
-                    return Err(invalid(
-                        &key("baud"),
-                        "baud and flow_control are for serial links".into(),
-                    ));
-                }
+        let transports: Vec<&str> = [
+            ("udp", link.udp.is_some()),
+            ("serial", link.serial.is_some()),
+            ("tcp", link.tcp.is_some()),
+            ("tcp_listen", link.tcp_listen.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(k, set)| set.then_some(k))
+        .collect();
+        let transport = match transports.as_slice() {
+            [one] => *one,
+            [] => {
+                return Err(invalid(
+                    &key("udp"),
+                    "a link needs one of `udp = \"addr:port\"`, `serial = \"/dev/...\"`, `tcp = \"host:port\"` or `tcp_listen = \"addr:port\"`".into(),
+                ))
+            }
+            [first, second, ..] => {
+                return Err(invalid(
+                    &key(second),
+                    format!("a link has one transport: `{first}` or `{second}`, not both"),
+                ))
+            }
+        };
+        // Each key belongs to some transports only: named when given to another.
+        let misplaced = [
+            ("allow", !link.allow.is_empty(), &["udp", "tcp_listen"][..]),
+            ("rcvbuf_kb", link.rcvbuf_kb.is_some(), &["udp"][..]),
+            ("max_peers", link.max_peers.is_some(), &["tcp_listen"][..]),
+            ("baud", link.baud.is_some(), &["serial"][..]),
+            ("flow_control", link.flow_control.is_some(), &["serial"][..]),
+        ]
+        .into_iter()
+        .find(|(_, set, takes)| *set && !takes.contains(&transport));
+        if let Some((k, _, takes)) = misplaced {
+            let takes: Vec<String> = takes.iter().map(|t| format!("`{t}`")).collect();
+            return Err(invalid(
+                &key(k),
+                format!(
+                    "{k} is for {} links, not `{transport}`",
+                    takes.join(" and ")
+                ),
+            ));
+        }
+        let allow = || -> Result<Vec<IpNet>, ConfigError> {
+            parse_allow(&link.allow, &key("allow"), invalid)
+        };
+        let kind = match transport {
+            "udp" => {
+                let udp = link.udp.as_deref().unwrap_or_default();
                 let bind = parse_bind(udp).ok_or_else(|| {
                     invalid(
                         &key("udp"),
                         format!("`{udp}` is not an address:port (e.g. \"0.0.0.0:14550\")"),
                     )
                 })?;
-                let allow = link
-                    .allow
-                    .iter()
-                    .map(|n| {
-                        parse_network(n).ok_or_else(|| {
-                            invalid(
-                                &key("allow"),
-                                format!("`{n}` is not a network like \"10.0.0.0/8\""),
-                            )
-                        })
-                    })
-                    .collect::<Result<_, _>>()?;
                 let rcvbuf_kb = link.rcvbuf_kb.unwrap_or(DEFAULT_RCVBUF_KB);
                 in_range(&key("rcvbuf_kb"), "link.rcvbuf_kb", rcvbuf_kb as f64)?;
                 LinkTransport::Udp {
                     bind,
-                    allow,
+                    allow: allow()?,
                     rcvbuf_bytes: rcvbuf_kb * 1024,
                 }
             }
-            (None, Some(path)) => {
-                if !link.allow.is_empty() || link.rcvbuf_kb.is_some() {
-                    return Err(invalid(
-                        &key("allow"),
-                        "allow and rcvbuf_kb are for UDP links".into(),
-                    ));
+            "tcp" => {
+                let tcp = link.tcp.as_deref().unwrap_or_default();
+                let peer = HostPort::parse(tcp).ok_or_else(|| {
+                    invalid(
+                        &key("tcp"),
+                        format!("`{tcp}` is not a host:port (e.g. \"127.0.0.1:5760\")"),
+                    )
+                })?;
+                LinkTransport::TcpClient { peer }
+            }
+            "tcp_listen" => {
+                let listen = link.tcp_listen.as_deref().unwrap_or_default();
+                let bind = parse_bind(listen).ok_or_else(|| {
+                    invalid(
+                        &key("tcp_listen"),
+                        format!("`{listen}` is not an address:port (e.g. \"0.0.0.0:5760\")"),
+                    )
+                })?;
+                let max_peers = link.max_peers.unwrap_or(DEFAULT_MAX_PEERS);
+                in_range(&key("max_peers"), "link.max_peers", max_peers as f64)?;
+                LinkTransport::TcpListen {
+                    bind,
+                    allow: allow()?,
+                    max_peers: max_peers as usize,
                 }
-                let baud = link.baud.unwrap_or(57600);
-                in_range(&key("baud"), "link.baud", baud as f64)?;
+            }
+            _ => {
+                let path = link.serial.clone().unwrap_or_default();
+                let baud = parse_bauds(link.baud.as_ref(), &key("baud"), invalid)?;
                 let flow_control = match link.flow_control.as_deref().unwrap_or("none") {
                     "none" => FlowControl::None,
                     "hardware" | "rtscts" => FlowControl::Hardware,
@@ -143,22 +280,10 @@ pub(super) fn parse_links(
                     }
                 };
                 LinkTransport::Serial {
-                    path: path.clone(),
+                    path,
                     baud,
                     flow_control,
                 }
-            }
-            (Some(_), Some(_)) => {
-                return Err(invalid(
-                    &key("udp"),
-                    "a link is either udp or serial, not both".into(),
-                ))
-            }
-            (None, None) => {
-                return Err(invalid(
-                    &key("udp"),
-                    "a link needs `udp = \"addr:port\"` or `serial = \"/dev/...\"`".into(),
-                ))
             }
         };
         let queue_mb = link.queue_mb.unwrap_or(DEFAULT_LINK_QUEUE_MB);
@@ -172,7 +297,54 @@ pub(super) fn parse_links(
     Ok(links)
 }
 
-fn parse_bind(text: &str) -> Option<SocketAddr> {
+/// `baud`: one speed (default 57600) or a list of distinct speeds, each in range.
+fn parse_bauds(
+    raw: Option<&RawBaud>,
+    key: &str,
+    invalid: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<Bauds, ConfigError> {
+    let speeds = match raw {
+        None => vec![57600],
+        Some(RawBaud::One(b)) => vec![*b],
+        Some(RawBaud::Many(list)) => list.clone(),
+    };
+    if speeds.is_empty() || speeds.len() > MAX_BAUDS {
+        return Err(invalid(
+            key,
+            format!("give one speed or a list of 1 to {MAX_BAUDS} speeds"),
+        ));
+    }
+    let mut bauds = Vec::with_capacity(speeds.len());
+    for b in speeds {
+        ranges::check("link.baud", b as f64).map_err(|reason| invalid(key, reason))?;
+        if bauds.contains(&(b as u32)) {
+            return Err(invalid(key, format!("{b} is listed twice")));
+        }
+        bauds.push(b as u32);
+    }
+    Ok(Bauds(bauds))
+}
+
+/// An allow-list: networks (`10.0.0.0/8`) or single addresses.
+pub(super) fn parse_allow(
+    raw: &[String],
+    key: &str,
+    invalid: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<Vec<IpNet>, ConfigError> {
+    raw.iter()
+        .map(|n| {
+            parse_network(n)
+                .ok_or_else(|| invalid(key, format!("`{n}` is not a network like \"10.0.0.0/8\"")))
+        })
+        .collect()
+}
+
+/// Whether `peer` may connect or send under `allow` (empty: anyone).
+pub fn allowed(allow: &[IpNet], peer: std::net::IpAddr) -> bool {
+    allow.is_empty() || allow.iter().any(|net| network_contains(net, peer))
+}
+
+pub(super) fn parse_bind(text: &str) -> Option<SocketAddr> {
     text.parse().ok()
 }
 
@@ -198,7 +370,114 @@ pub fn network_contains(net: &IpNet, peer: std::net::IpAddr) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::parse;
     use super::*;
+
+    #[test]
+    fn tcp_links_connect_or_listen_and_show_as_written() {
+        let c = parse(
+            "[[link]]\nname = \"sitl\"\ntcp = \"localhost:5760\"\n[[link]]\nname = \"router\"\ntcp_listen = \"127.0.0.1:5761\"\nallow = [\"10.0.0.0/8\"]\nmax_peers = 2\n[[link]]\nname = \"v6\"\ntcp = \"[::1]:5762\"\n",
+        )
+        .unwrap();
+        assert!(
+            matches!(&c.links[0].kind, LinkTransport::TcpClient { peer } if peer.as_str() == "localhost:5760")
+        );
+        assert!(matches!(
+            &c.links[1].kind,
+            LinkTransport::TcpListen { max_peers: 2, allow, .. } if allow.len() == 1
+        ));
+        let e = c.effective();
+        assert_eq!(e["link"][0]["tcp"], "localhost:5760");
+        assert_eq!(e["link"][1]["tcp_listen"], "127.0.0.1:5761");
+        assert_eq!(e["link"][1]["max_peers"], 2);
+        assert_eq!(e["link"][2]["tcp"], "[::1]:5762");
+        let default = parse("[[link]]\nname = \"r\"\ntcp_listen = \"0.0.0.0:5760\"\n").unwrap();
+        assert!(matches!(
+            default.links[0].kind,
+            LinkTransport::TcpListen { max_peers: 8, .. }
+        ));
+    }
+
+    #[test]
+    fn baud_is_one_speed_or_a_list_tried_in_turn() {
+        let serial = "[[link]]\nname = \"usb0\"\nserial = \"/dev/ttyUSB0\"\n";
+        let one = parse(&format!("{serial}baud = 115200\n")).unwrap();
+        let LinkTransport::Serial { baud, .. } = &one.links[0].kind else {
+            panic!("serial")
+        };
+        assert_eq!((baud.all(), baud.is_list()), (&[115200][..], false));
+        assert_eq!(one.effective()["link"][0]["baud"], 115200);
+        let list = parse(&format!("{serial}baud = [57600, 115200, 921600]\n")).unwrap();
+        let LinkTransport::Serial { baud, .. } = &list.links[0].kind else {
+            panic!("serial")
+        };
+        assert_eq!(baud.all(), [57600, 115200, 921600]);
+        assert!(baud.is_list());
+        assert_eq!(
+            list.effective()["link"][0]["baud"],
+            serde_json::json!([57600, 115200, 921600])
+        );
+        for (baud, why) in [
+            ("[]", "1 to 16"),
+            ("[57600, 57600]", "twice"),
+            ("[57600, 0]", "out of range"),
+            ("\"fast\"", ""),
+        ] {
+            let err = parse(&format!("{serial}baud = {baud}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                (err.contains("link[0].baud") || err.contains("line")) && err.contains(why),
+                "{baud}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn each_key_belongs_to_its_transport() {
+        for (text, key) in [
+            ("name = \"a\"\n", "link[0].udp"),
+            (
+                "name = \"a\"\nudp = \"0.0.0.0:1\"\ntcp = \"h:1\"\n",
+                "link[0].tcp",
+            ),
+            (
+                "name = \"a\"\ntcp = \"h:1\"\nallow = [\"10.0.0.0/8\"]\n",
+                "link[0].allow",
+            ),
+            (
+                "name = \"a\"\nudp = \"0.0.0.0:1\"\nmax_peers = 3\n",
+                "link[0].max_peers",
+            ),
+            ("name = \"a\"\ntcp = \"h:1\"\nbaud = 9600\n", "link[0].baud"),
+            (
+                "name = \"a\"\ntcp_listen = \"0.0.0.0:1\"\nrcvbuf_kb = 64\n",
+                "link[0].rcvbuf_kb",
+            ),
+            (
+                "name = \"a\"\nserial = \"/dev/ttyS0\"\nallow = [\"10.0.0.0/8\"]\n",
+                "link[0].allow",
+            ),
+            ("name = \"a\"\ntcp = \"h\"\n", "link[0].tcp"),
+            ("name = \"a\"\ntcp = \"h:99999\"\n", "link[0].tcp"),
+            ("name = \"a\"\ntcp = \":5760\"\n", "link[0].tcp"),
+            (
+                "name = \"a\"\ntcp_listen = \"host:5760\"\n",
+                "link[0].tcp_listen",
+            ),
+            (
+                "name = \"a\"\ntcp_listen = \"0.0.0.0:1\"\nmax_peers = 0\n",
+                "link[0].max_peers",
+            ),
+            (
+                "name = \"a\"\ntcp_listen = \"0.0.0.0:1\"\nallow = [\"x\"]\n",
+                "link[0].allow",
+            ),
+        ] {
+            let err = parse(&format!("[[link]]\n{text}")).unwrap_err().to_string();
+            assert!(err.contains(key), "{text}: {err}");
+        }
+    }
 
     #[test]
     fn allow_lists_match_networks() {

@@ -1,11 +1,12 @@
 //! The TOML config: the file as written ([`raw`]) is checked once and turned into the validated
-//! types of its sections ([`link`], [`monitors`], [`http`], [`signing`], [`webhook`],
-//! [`publish`], [`retention`]), which every part of the daemon takes as they are. Every error
+//! types of its sections ([`link`], [`forward`], [`monitors`], [`http`], [`signing`],
+//! [`webhook`], [`publish`], [`retention`]), which every part of the daemon takes as they are. Every error
 //! names the file and the key (and the line, where the TOML parser knows it). What
 //! `check-config` prints is these types serialised ([`Config::effective`]); the checks of the
 //! machine itself (devices, folders) are apart, in [`environment`].
 
 mod environment;
+mod forward;
 mod http;
 mod link;
 mod monitors;
@@ -18,8 +19,11 @@ mod retention;
 mod signing;
 mod webhook;
 
+pub use forward::{ForwardFilter, ForwardOutput, ForwardSettings};
 pub use http::HttpSettings;
-pub use link::{network_contains, FlowControl, LinkConfig, LinkTransport};
+pub use link::{
+    allowed, network_contains, Bauds, FlowControl, HostPort, LinkConfig, LinkTransport,
+};
 pub use monitors::{GapSettings, LatencySettings};
 pub use publish::PublishSettings;
 pub use retention::RetentionSettings;
@@ -109,6 +113,9 @@ pub struct Config {
     pub fields_for: FieldSelection,
     #[serde(rename = "link")]
     pub links: Vec<LinkConfig>,
+    /// Read-only copies of the frames for ground stations.
+    #[serde(rename = "forward")]
+    pub forwards: Vec<ForwardSettings>,
     pub signing: SigningSettings,
     pub gap: GapSettings,
     pub latency: LatencySettings,
@@ -152,6 +159,8 @@ impl Config {
         };
         let fields_for =
             FieldSelection::parse(&fields).map_err(|e| invalid("fields", e.to_string()))?;
+        let links = link::parse_links(&raw.links, &invalid)?;
+        let forwards = forward::parse_forwards(&raw.forwards, &links, &invalid)?;
         Ok(Config {
             file: path.to_path_buf(),
             data_dir: raw.data_dir,
@@ -161,7 +170,8 @@ impl Config {
             tlog: raw.tlog,
             fields,
             fields_for,
-            links: link::parse_links(&raw.links, &invalid)?,
+            links,
+            forwards,
             signing: signing::parse(&raw.signing, &invalid)?,
             gap: monitors::parse_gap(&raw.gap, &invalid)?,
             latency: monitors::parse_latency(&raw.latency, &invalid)?,
@@ -225,7 +235,7 @@ url = "http://127.0.0.1:9000/alerts"
         assert_eq!(c.fields_for, FieldSelection::Only(vec![0, 2, 253]));
         assert!(matches!(
             c.links[1].kind,
-            LinkTransport::Serial { baud: 57600, .. }
+            LinkTransport::Serial { ref baud, .. } if baud.all() == [57600]
         ));
     }
 

@@ -67,6 +67,8 @@ pub(super) struct RawConfig {
     pub(super) fields: RawFields,
     #[serde(default, rename = "link")]
     pub(super) links: Vec<RawLink>,
+    #[serde(default, rename = "forward")]
+    pub(super) forwards: Vec<RawForward>,
     #[serde(default)]
     pub(super) signing: RawSigning,
     #[serde(default)]
@@ -130,13 +132,48 @@ pub(super) struct RawRange {
 pub(super) struct RawLink {
     pub(super) name: String,
     pub(super) udp: Option<String>,
+    pub(super) tcp: Option<String>,
+    pub(super) tcp_listen: Option<String>,
     #[serde(default)]
     pub(super) allow: Vec<String>,
+    pub(super) max_peers: Option<u64>,
     pub(super) serial: Option<PathBuf>,
-    pub(super) baud: Option<u32>,
+    pub(super) baud: Option<RawBaud>,
     pub(super) flow_control: Option<String>,
     pub(super) queue_mb: Option<u64>,
     pub(super) rcvbuf_kb: Option<u64>,
+}
+
+/// `baud = 57600` or `baud = [57600, 115200, 921600]` (tried in turn until frames arrive).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(super) enum RawBaud {
+    One(u64),
+    Many(Vec<u64>),
+}
+
+/// `[[forward]]`: a read-only copy of the valid frames for a ground station.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawForward {
+    pub(super) name: Option<String>,
+    pub(super) udp: Option<String>,
+    pub(super) tcp_listen: Option<String>,
+    #[serde(default)]
+    pub(super) allow: Vec<String>,
+    pub(super) max_peers: Option<u64>,
+    pub(super) links: Option<Vec<String>>,
+    pub(super) sysids: Option<Vec<u64>>,
+    pub(super) msgs: Option<Vec<RawMessage>>,
+    pub(super) queue_kb: Option<u64>,
+}
+
+/// A message named (`"HEARTBEAT"`) or numbered (`0`).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(super) enum RawMessage {
+    Id(u64),
+    Name(String),
 }
 
 #[derive(Debug, Deserialize)]

@@ -1,8 +1,8 @@
-//! What a config can use at most (memory and descriptors), for the unit's `MemoryMax` and
-//! `LimitNOFILE`: `check-config` prints it as `needs`, and a test holds the shipped unit to the
+//! What a config can use at most (memory and descriptors: links' queues and socket buffers,
+//! forwards' queues, TCP peers), for the unit's `MemoryMax` and `LimitNOFILE`: `check-config` prints it as `needs`, and a test holds the shipped unit to the
 //! shipped config.
 
-use super::{Config, LinkTransport};
+use super::{Config, ForwardOutput, LinkTransport};
 use serde::Serialize;
 
 /// Scanner batches waiting for the pipeline: 64 of at most about 1 MiB (`daemon::BATCH_QUEUE`).
@@ -36,17 +36,46 @@ impl Config {
                 l.queue_bytes
                     + match l.kind {
                         LinkTransport::Udp { rcvbuf_bytes, .. } => rcvbuf_bytes,
-                        LinkTransport::Serial { .. } => 0,
+                        LinkTransport::Serial { .. }
+                        | LinkTransport::TcpClient { .. }
+                        | LinkTransport::TcpListen { .. } => 0,
                     }
             })
             .sum();
+        // Each forward: its queue, and one more per TCP peer it may have.
+        let forwards: u64 = self
+            .forwards
+            .iter()
+            .map(|f| match f.output {
+                ForwardOutput::Udp { .. } => f.queue_bytes,
+                ForwardOutput::TcpListen { max_peers, .. } => {
+                    f.queue_bytes * (1 + max_peers as u64)
+                }
+            })
+            .sum();
+        // A descriptor per TCP peer the links and forwards may hold at once.
+        let peers: u64 = self
+            .links
+            .iter()
+            .map(|l| match l.kind {
+                LinkTransport::TcpListen { max_peers, .. } => max_peers as u64,
+                _ => 0,
+            })
+            .chain(self.forwards.iter().map(|f| match f.output {
+                ForwardOutput::TcpListen { max_peers, .. } => max_peers as u64,
+                ForwardOutput::Udp { .. } => 0,
+            }))
+            .sum();
         let memory_bytes = streams * self.buffer_bytes
             + links
+            + forwards
             + RESOURCE_BATCH_QUEUE_MB * MIB
             + RESOURCE_BASE_MB * MIB;
         ResourceBounds {
             memory_mb: memory_bytes.div_ceil(MIB),
-            descriptors: self.http.max_connections as u64 + crate::http::server::RESERVED_FDS,
+            descriptors: self.http.max_connections as u64
+                + crate::http::server::RESERVED_FDS
+                + peers,
         }
     }
 }
@@ -87,5 +116,25 @@ mod tests {
         assert!(setting("LimitNOFILE") >= needs.descriptors);
         let twice = parse(&shipped.replace("buffer_mb = 256", "buffer_mb = 512")).unwrap();
         assert_eq!(twice.resource_bounds().memory_mb, 2 * 512 + 24 + 64 + 128);
+    }
+
+    /// TCP peers take descriptors, and forwards memory (a queue, and one per TCP peer).
+    #[test]
+    fn tcp_peers_and_forwards_are_counted() {
+        let base = "[[link]]\nname = \"a\"\ntcp_listen = \"127.0.0.1:1\"\nmax_peers = 4\n";
+        let c = parse(&format!(
+            "{base}[[forward]]\nudp = \"h:1\"\nqueue_kb = 1024\n[[forward]]\ntcp_listen = \"127.0.0.1:2\"\nmax_peers = 2\nqueue_kb = 1024\n"
+        ))
+        .unwrap();
+        let plain = parse(base).unwrap();
+        assert_eq!(
+            c.resource_bounds().memory_mb - plain.resource_bounds().memory_mb,
+            1 + 3
+        );
+        assert_eq!(
+            c.resource_bounds().descriptors - plain.resource_bounds().descriptors,
+            2
+        );
+        assert_eq!(plain.resource_bounds().descriptors, 256 + 128 + 4);
     }
 }

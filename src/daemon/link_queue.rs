@@ -2,8 +2,10 @@
 //! arrival stamps of everything not yet through the pipeline (the link's watermark), and the
 //! count of what the receiver itself dropped (a full queue; the kernel's socket buffer).
 //!
-//! Nothing here ever blocks the receive task: data that does not fit is dropped and counted
-//! (`overload`), so one flooded link costs only its own input.
+//! Nothing here ever blocks a datagram or serial receive task: data that does not fit is
+//! dropped and counted (`overload`), so one flooded link costs only its own input. A TCP link
+//! waits for room instead ([`LinkSender::offer_waiting`]): TCP's own flow control then holds
+//! the sender back, and nothing it sent is lost or cut out of the middle of its stream.
 
 use super::clock::{self, Stamp};
 use super::input::LinkInput;
@@ -11,7 +13,7 @@ use crate::link::LinkChange;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, Notify};
 
 /// Entries a link queue holds at most, whatever their size (the byte bound usually comes first).
 const MAX_QUEUED_INPUTS: usize = 65_536;
@@ -30,6 +32,8 @@ pub struct LinkShared {
     pub overload_bytes: AtomicU64,
     /// Datagrams the kernel dropped for want of socket buffer (`SO_RXQ_OVFL`).
     pub kernel_drops: AtomicU64,
+    /// Told whenever the scanner takes bytes off the queue (a TCP link waits for room on it).
+    room: Notify,
 }
 
 impl LinkShared {
@@ -59,6 +63,7 @@ impl LinkShared {
     /// The scanner has taken `bytes` off the queue.
     pub fn dequeued(&self, bytes: u64) {
         self.queued_bytes.fetch_sub(bytes, Ordering::Relaxed);
+        self.room.notify_waiters();
     }
 
     /// Every datagram this receiver dropped on the link, for whatever reason.
@@ -119,6 +124,45 @@ impl LinkSender {
         }
     }
 
+    /// Stamps and queues received bytes, waiting while the queue is full (a TCP link: the
+    /// kernel's buffer and then the sender hold what comes meanwhile). A read larger than the
+    /// whole bound is taken once the queue is empty. The stamp is the moment the queue takes the
+    /// bytes: at once, unless the receiver is behind.
+    pub async fn offer_waiting(
+        &self,
+        len: usize,
+        make: impl FnOnce(Stamp) -> LinkInput,
+    ) -> Result<Stamp, Closed> {
+        let len = len as u64;
+        loop {
+            let room = self.shared.room.notified();
+            tokio::pin!(room);
+            // Registered before looking, so a dequeue between the look and the wait is seen.
+            room.as_mut().enable();
+            let queued = self.shared.queued_bytes.load(Ordering::Relaxed);
+            if queued == 0 || queued + len <= self.shared.limit_bytes {
+                let mut in_flight = self.shared.in_flight.lock().expect("not poisoned");
+                match self.tx.try_reserve() {
+                    Ok(permit) => {
+                        let at = clock::stamp();
+                        permit.send(make(at));
+                        in_flight.push_back(at.utc_ns);
+                        self.shared.queued_bytes.fetch_add(len, Ordering::Relaxed);
+                        return Ok(at);
+                    }
+                    Err(mpsc::error::TrySendError::Closed(())) => return Err(Closed),
+                    Err(mpsc::error::TrySendError::Full(())) => {}
+                }
+            }
+            if self.tx.is_closed() {
+                return Err(Closed);
+            }
+            // Woken by the scanner's next dequeue; checked again at least every 50 ms in case
+            // the queue was full by entry count rather than bytes.
+            let _ = tokio::time::timeout(std::time::Duration::from_millis(50), room).await;
+        }
+    }
+
     /// A state change (up, down, denied): rare, never dropped, waits for room.
     pub async fn note(&self, change: LinkChange) -> Result<(), Closed> {
         self.tx
@@ -138,6 +182,33 @@ impl LinkSender {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_tcp_read_waits_for_room_instead_of_being_dropped() {
+        let shared = LinkShared::new(1000);
+        let (tx, mut rx) = link_queue(shared.clone());
+        tx.offer_waiting(600, |at| datagram(at, 600)).await.unwrap();
+        let waiting = {
+            let tx = tx.clone();
+            tokio::spawn(async move { tx.offer_waiting(600, |at| datagram(at, 600)).await })
+        };
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "600 + 600 > 1000: it waits");
+        assert_eq!(shared.overload_drops.load(Ordering::Relaxed), 0);
+        // The scanner takes the first: the second goes in.
+        assert!(rx.recv().await.is_some());
+        shared.dequeued(600);
+        waiting.await.unwrap().unwrap();
+        assert!(rx.recv().await.is_some());
+        // Larger than the whole bound: taken once the queue is empty.
+        shared.dequeued(600);
+        tx.offer_waiting(5000, |at| datagram(at, 5000))
+            .await
+            .unwrap();
+        assert_eq!(shared.dropped(), 0);
+        drop(rx);
+        assert!(tx.offer_waiting(1, |at| datagram(at, 1)).await.is_err());
+    }
 
     fn datagram(at: Stamp, n: usize) -> LinkInput {
         LinkInput::Datagram {

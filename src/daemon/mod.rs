@@ -1,11 +1,14 @@
-//! The daemon: a thin shell of tasks around the pure core. Link tasks (UDP, serial) stamp and
-//! forward bytes; one pipeline task owns the recorder; writer threads own the files. Shutdown is
+//! The daemon: a thin shell of tasks around the pure core. Link tasks (UDP, serial, TCP client
+//! and server) stamp and queue bytes; each link's scanner thread records them and hands copies
+//! of the frames to the forward outputs ([`forward`]); one pipeline task owns the monitors;
+//! writer threads own the files. Shutdown is
 //! two-phase: SIGTERM stops the links, then the pipeline drains what they sent, then the writers
 //! write and fsync everything and the process exits 0, all within one deadline inside the unit's
 //! `TimeoutStopSec` ([`shutdown`]): a stage that hangs is given up by name and the exit is 1.
 
 pub mod clock;
 pub mod events;
+pub mod forward;
 pub mod input;
 pub mod kernel_clock;
 pub mod link_queue;
@@ -14,7 +17,11 @@ pub mod pipeline;
 pub mod retention;
 pub mod scan;
 pub mod serial;
+pub mod serial_latency;
 pub mod shutdown;
+pub mod tcp;
+pub mod tcp_client;
+pub mod tcp_listen;
 pub mod udp;
 
 use crate::config::{Config, LinkTransport};
@@ -51,15 +58,28 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         signing_keys: config.signing.keys.clone(),
         reject_bad_signatures: config.signing.reject_bad,
         capture_tlog: config.tlog,
+        capture_frames: false,
     };
+    // The forward outputs first: their TCP listeners bind now (a port in use is a clear,
+    // immediate error), and every scanner is handed the outputs that take its link's frames.
+    let forwards = forward::start(&config.forwards, &shutdown_rx)?;
     let mut link_tasks = Vec::new();
     let mut scanners = Vec::new();
     let mut link_shares = Vec::new();
-    // Bind every UDP socket before anything runs: a port in use is a clear, immediate error.
+    // Bind every UDP socket and TCP listener before anything runs: a port in use is a clear,
+    // immediate error.
     for (id, link) in LinkId::all(config.links.len()).zip(&config.links) {
         let shared = LinkShared::new(link.queue_bytes);
         let (queue, queue_rx) = link_queue(shared.clone());
-        let recorder = LinkRecorder::new(id, &link.name, recorder_settings.clone());
+        let taps = forwards.taps.for_link(id);
+        let recorder = LinkRecorder::new(
+            id,
+            &link.name,
+            RecorderSettings {
+                capture_frames: !taps.is_empty(),
+                ..recorder_settings.clone()
+            },
+        );
         scanners.push(
             scan::spawn(
                 recorder,
@@ -67,6 +87,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
                 queue_rx,
                 shared.clone(),
                 batch_tx.clone(),
+                taps,
             )
             .with_context(|| format!("link {}: cannot start its scanner", link.name))?,
         );
@@ -109,12 +130,42 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             } => {
                 let settings = serial::SerialSettings {
                     path: path.clone(),
-                    baud: *baud,
+                    baud: baud.clone(),
                     flow_control: *flow_control,
                 };
                 link_tasks.push(tokio::spawn(serial::run(
                     link.name.clone(),
                     settings,
+                    queue,
+                    shutdown_rx.clone(),
+                )));
+            }
+            LinkTransport::TcpClient { peer } => {
+                tracing::info!(link = %link.name, %peer, "connecting");
+                link_tasks.push(tokio::spawn(tcp_client::run(
+                    link.name.clone(),
+                    peer.clone(),
+                    queue,
+                    shutdown_rx.clone(),
+                )));
+            }
+            LinkTransport::TcpListen {
+                bind,
+                allow,
+                max_peers,
+            } => {
+                let listener = tcp_listen::bind(*bind)
+                    .with_context(|| format!("link {}: cannot listen on tcp {bind}", link.name))?;
+                let local = listener
+                    .local_addr()
+                    .map(|a| a.to_string())
+                    .unwrap_or_default();
+                tracing::info!(link = %link.name, %local, "listening");
+                link_tasks.push(tokio::spawn(tcp_listen::run(
+                    link.name.clone(),
+                    listener,
+                    allow.clone(),
+                    *max_peers,
                     queue,
                     shutdown_rx.clone(),
                 )));
@@ -132,7 +183,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let face = crate::http::start(
         &config.http,
         started_utc_ns,
-        publish_stats.clone(),
+        crate::http::Outputs {
+            publish: publish_stats.clone(),
+            forwards: forwards.stats.clone(),
+        },
         shutdown_rx.clone(),
     )
     .await?;
@@ -255,6 +309,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         ),
     )
     .await;
+    // The scanners have handed over their last frames: each forward sends what it holds.
+    stop.drain("forwards", forwards.done).await;
     if let Some(task) = retention_task {
         stop.drain("retention", task).await;
     }

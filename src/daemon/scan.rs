@@ -1,8 +1,11 @@
 //! A link's scanner: its own OS thread, taking the link's queue and handing the pipeline what it
 //! made of it (receipt lines, monitor input, counts) in batches. Scanning is the only per-byte
 //! work, so with one thread per link a flooded link uses its own share of the machine and never
-//! the pipeline's, the alert timer's or another link's.
+//! the pipeline's, the alert timer's or another link's. The link's valid frames are handed to
+//! the forward outputs from here too ([`Taps::offer`], which never waits), before the batch goes
+//! to the pipeline.
 
+use super::forward::Taps;
 use super::input::LinkInput;
 use super::link_queue::LinkShared;
 use crate::pipeline::LinkBatch;
@@ -24,6 +27,7 @@ pub fn spawn(
     mut queue: mpsc::Receiver<LinkInput>,
     shared: Arc<LinkShared>,
     to_pipeline: mpsc::Sender<LinkBatch>,
+    taps: Taps,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name(format!("scan-{name}"))
@@ -46,6 +50,8 @@ pub fn spawn(
                     }
                 }
                 shared.dequeued(taken_bytes);
+                let copies = std::mem::take(&mut batch.out.frames);
+                taps.offer(&copies);
                 batch.counters = recorder.counters().clone();
                 for ((_, sysid, _), stats) in recorder.sequences().stats() {
                     batch.sequences.entry(sysid).or_default().add(stats);
@@ -76,10 +82,27 @@ fn handle(recorder: &mut LinkRecorder, input: LinkInput, batch: &mut LinkBatch) 
             batch.data_inputs += 1;
             bytes.len() as u64
         }
-        LinkInput::Stream { at, bytes, .. } => {
-            recorder.stream(at.utc_ns, Some(at.mono_ns), None, &bytes, &mut batch.out);
+        LinkInput::Stream {
+            at,
+            conn,
+            src_json,
+            bytes,
+        } => {
+            recorder.stream_on(
+                conn,
+                at.utc_ns,
+                Some(at.mono_ns),
+                src_json.as_deref(),
+                &bytes,
+                &mut batch.out,
+            );
             batch.data_inputs += 1;
             bytes.len() as u64
+        }
+        LinkInput::StreamEnd { at, conn } => {
+            recorder.stream_end_on(conn, at.utc_ns, Some(at.mono_ns), &mut batch.out);
+            batch.data_inputs += 1;
+            0
         }
         LinkInput::Change(change) => {
             if let crate::link::LinkChange::Down { at, .. } = &change {

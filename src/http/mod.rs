@@ -106,6 +106,8 @@ pub struct AppState {
     pub counters: Arc<HttpCounters>,
     /// Publishing's counters, when `[publish]` is set.
     pub publish: Option<Arc<crate::publish::PublishStats>>,
+    /// Each forward output's counters.
+    pub forwards: Vec<Arc<crate::daemon::forward::ForwardStats>>,
     pub shutdown: watch::Receiver<bool>,
 }
 
@@ -119,6 +121,14 @@ pub struct Face {
     pub task: tokio::task::JoinHandle<()>,
 }
 
+/// The counters of the owner's other outputs, which `/status` and `/metrics` show beside the
+/// snapshot: publishing (with `[publish]`) and each forward output.
+#[derive(Default)]
+pub struct Outputs {
+    pub publish: Option<Arc<crate::publish::PublishStats>>,
+    pub forwards: Vec<Arc<crate::daemon::forward::ForwardStats>>,
+}
+
 /// Binds `settings.listen` and serves the face there: the one bring-up of the HTTP port for the
 /// daemon and the range. Event ids carry the run (`started_utc_ns`), so a client resuming
 /// across a restart is told to resync. The connection cap is lowered to fit the descriptor
@@ -126,7 +136,7 @@ pub struct Face {
 pub async fn start(
     settings: &crate::config::HttpSettings,
     started_utc_ns: i64,
-    publish: Option<Arc<crate::publish::PublishStats>>,
+    outputs: Outputs,
     shutdown: watch::Receiver<bool>,
 ) -> anyhow::Result<Face> {
     use anyhow::Context;
@@ -170,7 +180,8 @@ pub async fn start(
         status,
         access: Arc::new(AccessPolicy::new(settings.listen, settings.token.clone())),
         counters,
-        publish,
+        publish: outputs.publish,
+        forwards: outputs.forwards,
         shutdown: shutdown.clone(),
     });
     let task = tokio::spawn(server::serve(listener, app, connections, shutdown));
@@ -271,6 +282,7 @@ fn current(app: &AppState) -> StatusSnapshot {
         .publish
         .as_deref()
         .map(crate::status::PublishSnapshot::of);
+    snapshot.forwards = app.forwards.iter().map(|f| f.snapshot()).collect();
     snapshot
 }
 

@@ -151,6 +151,7 @@ pub fn snapshot(parts: Parts<'_>) -> StatusSnapshot {
         webhooks,
         http: None,
         publish: None,
+        forwards: Vec::new(),
         sites: Vec::new(),
     }
 }

@@ -40,7 +40,13 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
 
     // The range board (`GET /`) draws the range's own gap events.
-    let face = crate::http::start(&config.http, started_ns, None, shutdown_rx.clone()).await?;
+    let face = crate::http::start(
+        &config.http,
+        started_ns,
+        Default::default(),
+        shutdown_rx.clone(),
+    )
+    .await?;
 
     let events_dir = config.data_dir.join(crate::sink::EVENTS.folder);
     std::fs::create_dir_all(&events_dir)

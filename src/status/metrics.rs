@@ -3,7 +3,7 @@
 //! (`foxborne_latency_seconds`, `_bytes`), counters end in `_total` and only grow (every one is
 //! a cumulative count since the daemon started), `foxborne_build_info` says what is running.
 
-use super::{HttpSnapshot, PublishSnapshot, StatusSnapshot};
+use super::{ForwardSnapshot, HttpSnapshot, PublishSnapshot, StatusSnapshot};
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, NoLabelSet};
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
@@ -86,6 +86,9 @@ impl prometheus_client::collector::Collector for Snapshot {
         webhook_families(&mut e, s)?;
         if let Some(publish) = &s.publish {
             publish_families(&mut e, publish)?;
+        }
+        if !s.forwards.is_empty() {
+            forward_families(&mut e, &s.forwards)?;
         }
         if let Some(http) = &s.http {
             http_families(&mut e, http)?;
@@ -410,6 +413,82 @@ fn publish_families(e: &mut DescriptorEncoder, publish: &PublishSnapshot) -> std
     Ok(())
 }
 
+/// The forward outputs (`[[forward]]`): frames taken, sent, dropped by reason; peers; what
+/// ground stations sent (discarded).
+fn forward_families(e: &mut DescriptorEncoder, forwards: &[ForwardSnapshot]) -> std::fmt::Result {
+    let each = |value: fn(&ForwardSnapshot) -> u64| {
+        forwards
+            .iter()
+            .map(move |f| (vec![("forward", f.name.clone())], counter(value(f))))
+    };
+    family(
+        e,
+        "foxborne_forward_frames",
+        "Frames a forward output's filters took, by output.",
+        None,
+        MetricType::Counter,
+        each(|f| f.frames),
+    )?;
+    family(
+        e,
+        "foxborne_forward_sent_frames",
+        "Frames a forward output wrote (a TCP listener: to each peer, summed).",
+        None,
+        MetricType::Counter,
+        each(|f| f.sent_frames),
+    )?;
+    family(
+        e,
+        "foxborne_forward_sent",
+        "Bytes a forward output wrote.",
+        Some(Unit::Bytes),
+        MetricType::Counter,
+        each(|f| f.sent_bytes),
+    )?;
+    family(
+        e,
+        "foxborne_forward_dropped",
+        "Frames a forward output did not send, by reason (queue_full: the output fell behind; peer_slow: one TCP peer did; send_error; unreachable). Receiving and the receive log are never affected.",
+        None,
+        MetricType::Counter,
+        forwards.iter().flat_map(|f| {
+            f.dropped.iter().map(|(reason, n)| {
+                (
+                    vec![("forward", f.name.clone()), ("reason", reason.clone())],
+                    counter(*n),
+                )
+            })
+        }),
+    )?;
+    family(
+        e,
+        "foxborne_forward_peers",
+        "TCP peers connected to a forward output now.",
+        None,
+        MetricType::Gauge,
+        forwards
+            .iter()
+            .map(|f| (vec![("forward", f.name.clone())], level(f.peers))),
+    )?;
+    family(
+        e,
+        "foxborne_forward_peers_refused",
+        "TCP peers a forward output refused (outside allow, past max_peers).",
+        None,
+        MetricType::Counter,
+        each(|f| f.peers_refused),
+    )?;
+    family(
+        e,
+        "foxborne_forward_ignored",
+        "Bytes ground stations sent to a forward output: read and discarded, never passed to a link.",
+        Some(Unit::Bytes),
+        MetricType::Counter,
+        each(|f| f.ignored_bytes),
+    )?;
+    Ok(())
+}
+
 /// The HTTP port: connections, refusals, event streams.
 fn http_families(e: &mut DescriptorEncoder, http: &HttpSnapshot) -> std::fmt::Result {
     family(
@@ -553,6 +632,15 @@ mod tests {
                 "foxborne_publish_last_ack_timestamp_seconds{stream=\"receipts\"}",
                 "1790260329.99",
             ),
+            ("foxborne_forward_frames_total{forward=\"gcs\"}", "1200"),
+            ("foxborne_forward_sent_frames_total{forward=\"gcs\"}", "1150"),
+            ("foxborne_forward_sent_bytes_total{forward=\"gcs\"}", "37000"),
+            (
+                "foxborne_forward_dropped_total{forward=\"gcs\",reason=\"peer_slow\"}",
+                "50",
+            ),
+            ("foxborne_forward_peers{forward=\"gcs\"}", "1"),
+            ("foxborne_forward_ignored_bytes_total{forward=\"gcs\"}", "21"),
         ] {
             assert_eq!(sample(&text, series), Some(value), "{series}\n{text}");
         }

@@ -36,6 +36,9 @@ pub struct StatusSnapshot {
     /// Publishing to NATS JetStream, when `[publish]` is set.
     #[serde(default)]
     pub publish: Option<PublishSnapshot>,
+    /// The forward outputs (`[[forward]]`), added by the HTTP layer when it answers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forwards: Vec<ForwardSnapshot>,
     /// The `range` view's sites.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sites: Vec<SiteSnapshot>,
@@ -240,6 +243,32 @@ pub struct WebhookSnapshot {
     pub pending: u64,
 }
 
+/// One forward output (`[[forward]]`): what its filters took, sent and dropped, its TCP peers,
+/// and what ground stations sent to it (read and discarded, never passed on).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ForwardSnapshot {
+    pub name: String,
+    /// `udp` or `tcp_listen`.
+    pub kind: String,
+    pub address: String,
+    /// Frames its filters took.
+    pub frames: u64,
+    /// Frames written (for a TCP listener, to each peer, summed).
+    pub sent_frames: u64,
+    pub sent_bytes: u64,
+    /// Frames not sent, by reason: `queue_full` (the output fell behind), `peer_slow` (one TCP
+    /// peer fell behind, per peer), `send_error` (refused by the network), `unreachable` (the
+    /// address could not be resolved or reached).
+    pub dropped: BTreeMap<String, u64>,
+    /// TCP peers connected now, ever, and refused (outside `allow`, past `max_peers`).
+    pub peers: u64,
+    pub peers_total: u64,
+    pub peers_refused: u64,
+    /// What ground stations sent to the output: read and discarded.
+    pub ignored_bytes: u64,
+    pub ignored_datagrams: u64,
+}
+
 /// The HTTP port's counters (connections, refusals, event-stream clients).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HttpSnapshot {
@@ -416,6 +445,26 @@ pub(crate) fn example() -> StatusSnapshot {
             }],
         }),
         sites: Vec::new(),
+        forwards: vec![ForwardSnapshot {
+            name: "gcs".into(),
+            kind: "tcp_listen".into(),
+            address: "0.0.0.0:5770".into(),
+            frames: 1200,
+            sent_frames: 1150,
+            sent_bytes: 37_000,
+            dropped: [
+                ("queue_full".to_string(), 0),
+                ("peer_slow".to_string(), 50),
+                ("send_error".to_string(), 0),
+                ("unreachable".to_string(), 0),
+            ]
+            .into(),
+            peers: 1,
+            peers_total: 2,
+            peers_refused: 1,
+            ignored_bytes: 21,
+            ignored_datagrams: 0,
+        }],
     }
 }
 

@@ -111,6 +111,30 @@ pub fn render(s: &StatusSnapshot) -> String {
         ]);
     }
     out.push_str(&columns(&rows));
+    if !s.forwards.is_empty() {
+        let _ = writeln!(out, "\nForwards");
+        let mut rows = vec![[
+            "FORWARD", "OUTPUT", "FRAMES", "SENT", "DROPPED", "PEERS", "IGNORED",
+        ]
+        .map(String::from)
+        .to_vec()];
+        for f in &s.forwards {
+            rows.push(vec![
+                f.name.clone(),
+                format!("{} {}", f.kind, f.address),
+                f.frames.to_string(),
+                f.sent_frames.to_string(),
+                f.dropped.values().sum::<u64>().to_string(),
+                if f.kind == "udp" {
+                    "-".to_string()
+                } else {
+                    format!("{} ({} refused)", f.peers, f.peers_refused)
+                },
+                format!("{} B", f.ignored_bytes),
+            ]);
+        }
+        out.push_str(&columns(&rows));
+    }
     if let Some(r) = s.receive_log() {
         let _ = writeln!(
             out,
@@ -163,6 +187,17 @@ mod tests {
             "4 rejects: {link}"
         );
         assert!(text.contains("Receive log: 1200 lines written"));
+        let forward = text.lines().find(|l| l.contains("gcs")).unwrap();
+        for want in [
+            "tcp_listen 0.0.0.0:5770",
+            "1200",
+            "1150",
+            "50",
+            "1 (1 refused)",
+            "21 B",
+        ] {
+            assert!(forward.contains(want), "{want} not in {forward}");
+        }
     }
 
     #[test]

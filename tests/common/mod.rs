@@ -238,6 +238,29 @@ impl Daemon {
             .unwrap_or_else(|e| panic!("{e}: {line}"))
     }
 
+    /// The TCP address a forward output listens on (from its `forward listening` line).
+    pub fn forward_addr(&mut self, forward: &str) -> std::net::SocketAddr {
+        let line = self.wait_for(
+            &format!("forward={forward} local="),
+            Duration::from_secs(10),
+        );
+        line.rsplit("local=")
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no local= in {line}"))
+            .parse()
+            .unwrap_or_else(|e| panic!("{e}: {line}"))
+    }
+
+    /// Every line of the events file so far.
+    pub fn events(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(self.dir.join("data/events/current.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
     pub fn signal(&self, sig: nix::sys::signal::Signal) {
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.child.id() as i32), sig).unwrap();
     }
@@ -397,6 +420,24 @@ pub fn http_get(addr: &str, path: &str) -> String {
         .unwrap_or_default()
 }
 
+/// One entry of `/status`'s `links` or `forwards`, by name. Until the pipeline publishes its
+/// first snapshot the lists are empty: asked for again, for up to 10 s.
+pub fn status_entry(http: &str, list: &str, name: &str) -> serde_json::Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let status: serde_json::Value = serde_json::from_str(&http_get(http, "/status")).unwrap();
+        let entry = status[list]
+            .as_array()
+            .and_then(|entries| entries.iter().find(|e| e["name"] == name))
+            .cloned();
+        match entry {
+            Some(entry) => return entry,
+            None if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            None => panic!("no {list} entry {name} in {status}"),
+        }
+    }
+}
+
 /// What the receiver itself dropped (queue overload and kernel), over every link, per `/status`.
 pub fn receiver_dropped(http: &str) -> u64 {
     let status: serde_json::Value = serde_json::from_str(&http_get(http, "/status")).unwrap();
@@ -439,6 +480,19 @@ pub fn python_with(modules: &[&str]) -> PathBuf {
         path.display()
     );
     path
+}
+
+/// The Python with pymavlink and MAVProxy, and MAVProxy's `mavproxy.py` beside it. A test
+/// that calls this is `#[cfg_attr(foxborne_no_mavproxy, ignore = ...)]` (see [`python_with`]).
+pub fn mavproxy() -> (PathBuf, PathBuf) {
+    let python = python_with(&["pymavlink", "MAVProxy"]);
+    let script = python.with_file_name("mavproxy.py");
+    assert!(
+        script.is_file(),
+        "no mavproxy.py beside {} (pip install MAVProxy)",
+        python.display()
+    );
+    (python, script)
 }
 
 /// A scratch folder for one test, removed when it goes out of scope (kept when the test fails,
