@@ -16,31 +16,11 @@
 #[path = "harness/mod.rs"]
 mod harness;
 
-use foxborne_receiver::wire::build::{self, Header};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-fn frames() -> Vec<Vec<u8>> {
-    (0..20u8)
-        .flat_map(|s| {
-            (0..=255u8).map(move |seq| {
-                let h = Header {
-                    sysid: s + 1,
-                    compid: 1,
-                    seq,
-                };
-                if seq % 2 == 0 {
-                    build::v2(h, 30, &build::attitude_payload(seq as u32, 0.1))
-                } else {
-                    build::v1(h, 0, &build::heartbeat_payload(2, 3))
-                }
-            })
-        })
-        .collect()
-}
 
 /// Sends `rate` frames/s for `seconds` in 1 ms bursts through `send` (a burst of frames at a
 /// time); the rate achieved.
@@ -264,7 +244,7 @@ fn main() {
         .unwrap_or(5);
     // `-- SECONDS forward`: the forward's cost only.
     let forward_only = std::env::args().any(|a| a == "forward");
-    let frames = frames();
+    let frames = harness::fleet_frames();
     if !forward_only {
         rates(seconds, &frames);
     }

@@ -8,7 +8,6 @@
 #[path = "harness/mod.rs"]
 mod harness;
 
-use foxborne_receiver::wire::build::{self, Header};
 use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
@@ -16,22 +15,7 @@ fn run_rate(rate: u64, seconds: u64) -> (u64, u64, f64) {
     let mut daemon = harness::BenchDaemon::start(&format!("udp-rate-{rate}"), "");
     let addr = daemon.udp;
     let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let frames: Vec<Vec<u8>> = (0..20u8)
-        .flat_map(|s| {
-            (0..=255u8).map(move |seq| {
-                let h = Header {
-                    sysid: s + 1,
-                    compid: 1,
-                    seq,
-                };
-                if seq % 2 == 0 {
-                    build::v2(h, 30, &build::attitude_payload(seq as u32, 0.1))
-                } else {
-                    build::v1(h, 0, &build::heartbeat_payload(2, 3))
-                }
-            })
-        })
-        .collect();
+    let frames = harness::fleet_frames();
     let per_ms = (rate / 1000).max(1);
     let total = rate * seconds;
     let started = Instant::now();

@@ -249,3 +249,25 @@ pub fn http_get(addr: &str, path: &str) -> String {
         .map(|(_, body)| body.to_string())
         .unwrap_or_default()
 }
+
+/// The rate benches' traffic: 20 systems, each a full cycle of sequence numbers, HEARTBEAT v1
+/// and ATTITUDE v2 alternately (one frame per datagram, or back to back on a stream).
+pub fn fleet_frames() -> Vec<Vec<u8>> {
+    use foxborne_receiver::wire::build::{self, Header};
+    (0..20u8)
+        .flat_map(|s| {
+            (0..=255u8).map(move |seq| {
+                let h = Header {
+                    sysid: s + 1,
+                    compid: 1,
+                    seq,
+                };
+                if seq % 2 == 0 {
+                    build::v2(h, 30, &build::attitude_payload(seq as u32, 0.1))
+                } else {
+                    build::v1(h, 0, &build::heartbeat_payload(2, 3))
+                }
+            })
+        })
+        .collect()
+}

@@ -229,21 +229,17 @@ impl Daemon {
 
     /// The UDP address a link bound (from its `listening` line).
     pub fn udp_addr(&mut self, link: &str) -> std::net::SocketAddr {
-        let line = self.wait_for(&format!("link={link} local="), Duration::from_secs(10));
-        line.rsplit("local=")
-            .next()
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or_else(|| panic!("no local= in {line}"))
-            .parse()
-            .unwrap_or_else(|e| panic!("{e}: {line}"))
+        self.local_addr(&format!("link={link} local="))
     }
 
     /// The TCP address a forward output listens on (from its `forward listening` line).
     pub fn forward_addr(&mut self, forward: &str) -> std::net::SocketAddr {
-        let line = self.wait_for(
-            &format!("forward={forward} local="),
-            Duration::from_secs(10),
-        );
+        self.local_addr(&format!("forward={forward} local="))
+    }
+
+    /// The address a log line containing `marker` gives after `local=`.
+    fn local_addr(&mut self, marker: &str) -> std::net::SocketAddr {
+        let line = self.wait_for(marker, Duration::from_secs(10));
         line.rsplit("local=")
             .next()
             .and_then(|rest| rest.split_whitespace().next())
