@@ -341,6 +341,125 @@ fn battery_cell_count_from_the_battery_or_either_parameter() {
     }
 }
 
+#[test]
+fn empty_cell_voltage_from_bat1_v_empty_or_bat_v_empty_before_it() {
+    // 4 cells at 3.7 V under load while armed: a sag only against the log's own 3.8 V, never
+    // against the 3.5 V assumed when the log has neither parameter, so finding it proves the
+    // parameter was read under either name.
+    let volts = |t| if bad(t) { 14.8f32 } else { 16.4 };
+    let battery = |params: &[(&str, f32)]| {
+        log(
+            &[
+                (STATUS, "vehicle_status"),
+                ("battery_status:uint64_t timestamp;float voltage_v;uint8_t cell_count;bool connected;", "battery_status"),
+            ],
+            params,
+            |i, t| match i {
+                0 => Some(status(t)),
+                _ => Some(P::t(t).f32(volts(t)).u8(4).u8(1)),
+            },
+        )
+    };
+    let empty = |r: &Report| {
+        r.rules
+            .iter()
+            .find(|o| o.rule == "battery_sag")
+            .unwrap()
+            .thresholds
+            .iter()
+            .find(|t| t.source.contains("V_EMPTY"))
+            .map(|t| (t.value, t.source.clone()))
+            .unwrap()
+    };
+    for name in ["BAT1_V_EMPTY", "BAT_V_EMPTY"] {
+        let r = report(&battery(&[(name, 3.8)]));
+        let f = found(&r, "battery_sag");
+        assert_eq!(f.len(), 1, "{name}");
+        assert_eq!(
+            (f[0].timestamp, f[0].resumed_timestamp),
+            (10_000_000, Some(15_000_000))
+        );
+        assert!(f[0].title.contains("3.700 V per cell"), "{}", f[0].title);
+        let (value, source) = empty(&r);
+        assert!((value - 3.8).abs() < 1e-6, "{value}");
+        assert_eq!(source, format!("{name} = 3.8 in the log's parameters"));
+    }
+    let r = report(&battery(&[]));
+    assert!(found(&r, "battery_sag").is_empty());
+    let (value, source) = empty(&r);
+    assert_eq!(value, 3.5);
+    assert!(
+        source.contains("the log has no BAT1_V_EMPTY or BAT_V_EMPTY"),
+        "{source}"
+    );
+}
+
+#[test]
+fn jamming_from_jamming_state_or_from_the_indicator_alone_before_it() {
+    // Newer sensor_gps has the receiver's jamming_state beside the indicator; older
+    // vehicle_gps_position has only the indicator. The same 5 s of jamming is one finding in
+    // either, each saying what it read.
+    let new = log(
+        &[
+            (STATUS, "vehicle_status"),
+            ("sensor_gps:uint64_t timestamp;double latitude_deg;double longitude_deg;float eph;uint8_t satellites_used;uint8_t fix_type;uint8_t jamming_state;int32_t jamming_indicator;", "sensor_gps"),
+        ],
+        &[],
+        |i, t| match i {
+            0 => Some(status(t)),
+            _ => Some(
+                P::t(t)
+                    .f64(47.4)
+                    .f64(8.5)
+                    .f32(1.0)
+                    .u8(12)
+                    .u8(3)
+                    .u8(if bad(t) { 3 } else { 1 })
+                    .i32(20),
+            ),
+        },
+    );
+    let old = log(
+        &[
+            (STATUS, "vehicle_status"),
+            ("vehicle_gps_position:uint64_t timestamp;int32_t lat;int32_t lon;float eph;uint8_t satellites_used;uint8_t fix_type;uint8_t jamming_indicator;", "vehicle_gps_position"),
+        ],
+        &[],
+        |i, t| match i {
+            0 => Some(status(t)),
+            _ => Some(
+                P::t(t)
+                    .i32(474_000_000)
+                    .i32(85_000_000)
+                    .f32(1.0)
+                    .u8(12)
+                    .u8(3)
+                    .u8(if bad(t) { 120 } else { 20 }),
+            ),
+        },
+    );
+    let (new, old) = (report(&new), report(&old));
+    let (a, b) = (found(&new, "gnss_jamming"), found(&old, "gnss_jamming"));
+    assert_eq!((a.len(), b.len()), (1, 1));
+    for f in [a[0], b[0]] {
+        assert_eq!(
+            (f.timestamp, f.resumed_timestamp),
+            (10_000_000, Some(15_000_000))
+        );
+    }
+    assert!(a[0].title.contains("jamming_state 3"), "{}", a[0].title);
+    assert!(
+        b[0].title.contains("jamming_indicator 120"),
+        "{}",
+        b[0].title
+    );
+    assert!(read(&new, "gnss_jamming").contains(&"sensor_gps[0].jamming_state".to_string()));
+    assert_eq!(
+        read(&old, "gnss_jamming"),
+        ["vehicle_gps_position[0].jamming_indicator"]
+    );
+}
+
 /// The plotted series of `label` in `panel`, from a log.
 fn plotted(bytes: &[u8], panel: &str, label: &str) -> (String, Vec<(u64, f64)>) {
     let mut c = SeriesCollector::new(default_specs(), &[]);
