@@ -749,6 +749,40 @@ fn a_ground_record_of_another_vehicle_is_refused_naming_both_ids() {
     assert!(conflict["title"].as_str().unwrap().contains("days)"));
 }
 
+#[test]
+#[cfg_attr(foxborne_no_python, ignore = "needs the Python references (README)")]
+#[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
+fn a_receive_log_of_another_vehicle_is_refused_naming_both_ids() {
+    let Some(r) = replay() else { return };
+    // The live daemon's own record of the replay, as if another vehicle (system 42) had flown
+    // the same minutes: every receipt's sysid rewritten, nothing else.
+    let other = r.dir.join("another-vehicle.jsonl");
+    let mut receipts = 0usize;
+    let mut text = String::new();
+    for file in &r.receive {
+        for line in std::fs::read_to_string(file).unwrap().lines() {
+            let mut v: Value = serde_json::from_str(line).unwrap();
+            if v["sysid"] == 1 {
+                v["sysid"] = 42.into();
+            }
+            receipts += usize::from(v["sysid"] == 42);
+            text.push_str(&v.to_string());
+            text.push('\n');
+        }
+    }
+    assert!(receipts > 0);
+    std::fs::write(&other, text).unwrap();
+    let (code, lines, stderr) = sortie(&r.flight, &[&other], &[]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(lines.is_empty(), "{lines:#?}");
+    assert!(
+        stderr.contains("another-vehicle.jsonl")
+            && stderr.contains("no receipts of system 1 (the flight log's system id)")
+            && stderr.contains("it holds system 42"),
+        "{stderr}"
+    );
+}
+
 /// The timeline without the files its entries cite (the same lines cited from two places).
 fn uncited(lines: &[Value]) -> Vec<Value> {
     fn strip(v: &mut Value) {
