@@ -131,6 +131,12 @@ pub struct GapEvent {
     /// any, so an investigator can tell radio silence from receiver overload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receiver_dropped: Option<u64>,
+    /// `true` on a `closed` event whose closing HEARTBEAT is stamped inside the threshold: the
+    /// receipt reached the detector after it had judged the system silent, so the `open` was
+    /// an error and this close takes it back. Absent on every real gap, so a gap that was
+    /// closed is never shorter than the threshold unless it says it was withdrawn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withdrawn: Option<bool>,
 }
 
 /// A `latency` event: one-way latency from SYSTEM_TIME over the sliding window, or the vehicle's
@@ -478,6 +484,7 @@ mod tests {
             expected_interval_s: 1.0,
             threshold_s: 3.0,
             receiver_dropped: None,
+            withdrawn: None,
         }
     }
 

@@ -41,7 +41,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::event::{GapEvent, GapState, TelemetryGapKind};
-use super::title::{gap_title, OBSERVED};
+use super::title::{gap_title, withdrawn_title, OBSERVED};
 use super::utc::{ns_to_seconds, seconds_to_ns, UtcTime, NANOS_PER_SECOND};
 
 /// Settings of the gap detector (config section `[gap]` plus tuning with sensible defaults).
@@ -177,7 +177,7 @@ impl GapDetector {
                 }
             };
             learn_link(config, state, link, recv_utc_ns);
-            events.push(closed_event(open, state, recv_utc_ns));
+            events.push(closed_event(open, state, recv_utc_ns, config.threshold_ns));
         } else {
             learn_link(config, state, link, recv_utc_ns);
         }
@@ -316,20 +316,36 @@ fn open_event(config: &GapConfig, sysid: u8, state: &SystemState) -> GapEvent {
         expected_interval_s: ns_to_seconds(interval_ns),
         threshold_s: ns_to_seconds(config.threshold_ns),
         receiver_dropped: None,
+        withdrawn: None,
     }
 }
 
 /// The `closed` event: the `open` event's facts plus the heartbeat that ended the silence.
-fn closed_event(open: GapEvent, state: &SystemState, next_recv_ns: i64) -> GapEvent {
+/// A closing heartbeat stamped inside the threshold withdraws the `open` instead: the silence
+/// was never a gap, and the close says so rather than report a gap shorter than its threshold.
+fn closed_event(
+    open: GapEvent,
+    state: &SystemState,
+    next_recv_ns: i64,
+    threshold_ns: i64,
+) -> GapEvent {
     // Negative only when the closing receipt is stamped before the last one (the receiving clock
     // stepped back): then the length of the gap is unknown, and no figure is better than a wrong one.
     let gap_ns = Some(next_recv_ns - state.silent_since_ns).filter(|&gap| gap >= 0);
+    let withdrawn = gap_ns.is_some_and(|gap| gap <= threshold_ns);
     GapEvent {
         utc: UtcTime(next_recv_ns),
         state: GapState::Closed,
         next_recv_utc: Some(UtcTime(next_recv_ns)),
         gap_s: gap_ns.map(ns_to_seconds),
-        title: gap_ns.map(gap_title),
+        title: gap_ns.map(|gap| {
+            if withdrawn {
+                withdrawn_title(gap, threshold_ns)
+            } else {
+                gap_title(gap)
+            }
+        }),
+        withdrawn: withdrawn.then_some(true),
         // Links as of the close, so the link that brought the system back is listed.
         links: state.last_recv_by_link.keys().cloned().collect(),
         ..open
@@ -716,15 +732,39 @@ mod tests {
     }
 
     #[test]
-    fn receipt_stamped_inside_the_threshold_still_closes_a_reported_gap() {
+    fn receipt_stamped_inside_the_threshold_withdraws_a_reported_gap() {
         let mut gaps = detector();
         feed(&mut gaps, 5, "radio1", &[0]);
         assert_eq!(gaps.poll(T0 + 3 * SECOND + 1).len(), 1);
-        // Stamped before the deadline but handed over after the poll: the alert must still close.
+        // Stamped before the deadline but handed over after the poll: the alert must still
+        // close, and say it was no gap rather than report one shorter than the threshold.
         let events = gaps.on_heartbeat(5, "radio1", T0 + 2_900 * MS);
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].state, GapState::Closed);
         assert_eq!(events[0].gap_s, Some(2.9));
+        assert_eq!(events[0].withdrawn, Some(true));
+        assert_eq!(
+            events[0].title.as_deref(),
+            Some("Heartbeat due and not received. Withdrawn: heard again after 2.90 s, inside the 3.00 s threshold")
+        );
+        // Exactly the threshold is no gap either (a gap is strictly longer).
+        let mut gaps = detector();
+        feed(&mut gaps, 5, "radio1", &[0]);
+        gaps.poll(T0 + 3 * SECOND + 1);
+        assert_eq!(
+            gaps.on_heartbeat(5, "radio1", T0 + 3 * SECOND)[0].withdrawn,
+            Some(true)
+        );
+        // One nanosecond past it is a real gap: not withdrawn, the contract title.
+        let mut gaps = detector();
+        feed(&mut gaps, 5, "radio1", &[0]);
+        gaps.poll(T0 + 3 * SECOND + 1);
+        let real = gaps.on_heartbeat(5, "radio1", T0 + 3 * SECOND + 1);
+        assert_eq!(real[0].withdrawn, None);
+        assert_eq!(
+            real[0].title.as_deref(),
+            Some("Heartbeat due and not received. Nothing for 3.00 s")
+        );
     }
 
     #[test]

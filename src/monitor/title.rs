@@ -16,6 +16,16 @@ pub fn gap_title(gap_ns: i64) -> String {
     )
 }
 
+/// The title of a withdrawn gap, whose closing heartbeat is stamped inside the threshold:
+/// `Heartbeat due and not received. Withdrawn: heard again after 2.90 s, inside the 3.00 s threshold`.
+pub fn withdrawn_title(gap_ns: i64, threshold_ns: i64) -> String {
+    format!(
+        "{TITLE_PREFIX} Withdrawn: heard again after {} s, inside the {} s threshold",
+        seconds_to_three_significant_figures(gap_ns),
+        seconds_to_three_significant_figures(threshold_ns)
+    )
+}
+
 /// Seconds to three significant figures, from exact nanoseconds: 6.962 s gives `6.96`,
 /// 30.976 s gives `31.0`, 3369.47 s gives `3370`, 0.5 s gives `0.500`.
 ///

@@ -100,6 +100,7 @@ mod tests {
             expected_interval_s: 1.0,
             threshold_s: 3.0,
             receiver_dropped: None,
+            withdrawn: None,
         }
     }
 
