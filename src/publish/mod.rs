@@ -22,6 +22,7 @@
 //! site only as far as its marks go.
 
 pub mod follow;
+pub mod subject;
 
 use crate::config::PublishSettings;
 use crate::monitor::event::{LinkKind, LinkState};
@@ -45,8 +46,6 @@ const DEDUPE_WINDOW: Duration = Duration::from_secs(3600);
 const POLL: Duration = Duration::from_millis(100);
 /// Progress marks go out at most this often (of the site's clock).
 pub const PROGRESS_EVERY: Duration = Duration::from_millis(500);
-/// The last subject token of a progress mark (`foxborne.receipts.<site>.progress`).
-pub const PROGRESS_TOKEN: &str = "progress";
 
 /// A progress mark as the receipts stream carries it.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -62,9 +61,9 @@ pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(30 * 86_400);
 /// the dedupe window, subjects `foxborne.<receipts|events>.>`.
 pub fn stream_config(name: &str, max_age: Duration) -> async_nats::jetstream::stream::Config {
     let subjects = if name == RECEIPTS_STREAM {
-        "foxborne.receipts.>"
+        subject::ALL_RECEIPTS
     } else {
-        "foxborne.events.>"
+        subject::ALL_EVENTS
     };
     async_nats::jetstream::stream::Config {
         name: name.to_string(),
@@ -121,7 +120,7 @@ impl Kind {
         match self {
             Kind::Receipts => {
                 let receipt: crate::receipt::ReceiptRecord = serde_json::from_slice(line).ok()?;
-                Some(format!("foxborne.receipts.{site}.{}", receipt.sysid))
+                Some(subject::receipt(site, receipt.sysid))
             }
             Kind::Events => {
                 #[derive(serde::Deserialize)]
@@ -129,9 +128,7 @@ impl Kind {
                     kind: String,
                 }
                 let EventKind { kind } = serde_json::from_slice(line).ok()?;
-                kind.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_')
-                    .then(|| format!("foxborne.events.{site}.{kind}"))
+                subject::event(site, &kind)
             }
         }
     }
@@ -388,15 +385,15 @@ async fn publish_progress(
     };
     let publish = async_nats::jetstream::context::Publish::build()
         .payload(serde_json::to_vec(&mark).expect("a mark serialises").into())
-        .message_id(format!("{site}/{PROGRESS_TOKEN}/{complete_through_ns}"));
-    js.send_publish(
-        format!("foxborne.receipts.{site}.{PROGRESS_TOKEN}"),
-        publish,
-    )
-    .await
-    .map_err(|e| e.to_string())?
-    .await
-    .map_err(|e| e.to_string())?;
+        .message_id(format!(
+            "{site}/{}/{complete_through_ns}",
+            subject::PROGRESS_TOKEN
+        ));
+    js.send_publish(subject::progress(site), publish)
+        .await
+        .map_err(|e| e.to_string())?
+        .await
+        .map_err(|e| e.to_string())?;
     Ok(())
 }
 

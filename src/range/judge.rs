@@ -28,31 +28,6 @@ pub struct RangeJudge {
     latest_ns: i64,
 }
 
-/// The site of a receipt subject `foxborne.receipts.<site>.<sysid>`.
-pub fn site_of(subject: &str) -> Option<&str> {
-    let mut tokens = subject.split('.');
-    match (tokens.next(), tokens.next(), tokens.next()) {
-        (Some("foxborne"), Some("receipts"), Some(site)) if !site.is_empty() => Some(site),
-        _ => None,
-    }
-}
-
-/// Whether a receipt-stream subject is a site's progress mark (`foxborne.receipts.<site>.progress`).
-pub fn is_progress(subject: &str) -> bool {
-    subject.rsplit('.').next() == Some(crate::publish::PROGRESS_TOKEN)
-}
-
-/// The site of an event subject `foxborne.events.<site>.<kind>`, when the kind is `clock`.
-pub fn clock_site_of(subject: &str) -> Option<&str> {
-    let mut tokens = subject.split('.');
-    match (tokens.next(), tokens.next(), tokens.next(), tokens.next()) {
-        (Some("foxborne"), Some("events"), Some(site), Some("clock")) if !site.is_empty() => {
-            Some(site)
-        }
-        _ => None,
-    }
-}
-
 /// The part of a site's `clock` event the range reads.
 #[derive(Debug, serde::Deserialize)]
 struct ClockReport {
@@ -319,9 +294,6 @@ mod tests {
         let states: Vec<GapState> = events.iter().map(|e| e.state).collect();
         assert_eq!(states, [GapState::Open, GapState::Closed]);
         assert!((events[1].gap_s.unwrap() - 6.0).abs() < 1e-9);
-        assert_eq!(site_of("foxborne.receipts.north.7"), Some("north"));
-        assert_eq!(clock_site_of("foxborne.events.north.clock"), Some("north"));
-        assert_eq!(clock_site_of("foxborne.events.north.link"), None);
         let flagged = judge.site_clock_event(
             "north",
             br#"{"utc":"2025-12-01T00:00:20.000Z","kind":"clock","state":"lost","synchronised":false,"max_error_us":16000000}"#,
@@ -331,7 +303,6 @@ mod tests {
         assert_eq!(line["state"], "site_unsynchronised");
         assert_eq!(line["scope"], "range");
         assert_eq!(line["max_error_us"], 16_000_000);
-        assert_eq!(site_of("foxborne.events.north.link"), None);
     }
 
     fn mark(t_ns: i64) -> Vec<u8> {
@@ -410,7 +381,5 @@ mod tests {
             ]
             .map(|(a, b)| (a.to_string(), b.to_string()))
         );
-        assert!(is_progress("foxborne.receipts.north.progress"));
-        assert!(!is_progress("foxborne.receipts.north.42"));
     }
 }

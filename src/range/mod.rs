@@ -17,13 +17,14 @@ use crate::daemon::events::EventSink;
 use crate::daemon::shutdown::{Stop, STOP_BUDGET};
 use crate::monitor::event::{ReceiverKind, ReceiverState};
 use crate::monitor::{format_utc_ms, Event, ReceiverEvent, UtcTime};
+use crate::publish::subject;
 use crate::sink::rotating::Framing;
 use crate::sink::webhook::Webhook;
 use crate::sink::{spawn_writer, RotatingFile};
 use crate::status::{SiteSnapshot, StatusSnapshot, VehicleSnapshot};
 use anyhow::Context;
 use futures_util::StreamExt;
-use judge::{range_line, site_of, RangeJudge};
+use judge::{range_line, RangeJudge};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::signal::unix::{signal, SignalKind};
@@ -112,7 +113,7 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
             &durable,
             async_nats::jetstream::consumer::pull::Config {
                 durable_name: Some(durable.clone()),
-                filter_subject: "foxborne.receipts.>".into(),
+                filter_subject: subject::ALL_RECEIPTS.into(),
                 ack_policy: async_nats::jetstream::consumer::AckPolicy::All,
                 // JetStream stops delivering at this many unacknowledged messages; the default
                 // (1,000) against an ack every 0.5 s would cap the range at 2,000 receipts/s.
@@ -140,7 +141,7 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
             &clock_durable,
             async_nats::jetstream::consumer::pull::Config {
                 durable_name: Some(clock_durable.clone()),
-                filter_subject: "foxborne.events.*.clock".into(),
+                filter_subject: subject::ALL_CLOCK_EVENTS.into(),
                 ack_policy: async_nats::jetstream::consumer::AckPolicy::All,
                 ..Default::default()
             },
@@ -187,7 +188,7 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
             }
             Some(report) = clock_reports.next() => match report {
                 Ok(report) => {
-                    if let Some(site) = judge::clock_site_of(&report.subject).map(str::to_string) {
+                    if let Some(site) = subject::clock_site(&report.subject).map(str::to_string) {
                         emit(&sink, judge.site_clock_event(&site, &report.payload));
                     }
                     if let Err(e) = report.ack().await {
@@ -198,12 +199,12 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
             },
             next = messages.next() => match next {
                 Some(Ok(message)) => {
-                    let Some(site) = site_of(&message.subject).map(str::to_string) else {
+                    let Some(site) = subject::receipt_site(&message.subject).map(str::to_string) else {
                         continue;
                     };
                     caught_up = message.info().map(|i| i.pending == 0).unwrap_or(true);
                     let now = caught_up.then(clock::utc_ns);
-                    if judge::is_progress(&message.subject) {
+                    if subject::is_progress(&message.subject) {
                         emit(&sink, judge.progress(&site, &message.payload, now));
                     } else {
                         emit(&sink, judge.receipt(&site, &message.payload, now));
