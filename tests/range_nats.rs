@@ -513,6 +513,34 @@ fn nats_down_for_5_s_loses_and_duplicates_nothing_and_never_pauses_receiving() {
             .iter()
             .any(|e| e["sysid"] == 77 && e["state"] == "open")
     }));
+    // The range says so on /status (the board's source): both sites' input stalled.
+    let range_http = range.http_addr();
+    let range_sites = || -> Vec<(String, bool)> {
+        let status: serde_json::Value =
+            serde_json::from_str(&common::http_get(&range_http, "/status")).unwrap();
+        status["sites"]
+            .as_array()
+            .map(|sites| {
+                sites
+                    .iter()
+                    .map(|s| {
+                        (
+                            s["name"].as_str().unwrap_or_default().to_string(),
+                            s["input_stalled"] == true,
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert!(
+        common::eventually(Duration::from_secs(5), || {
+            let sites = range_sites();
+            sites.len() == 2 && sites.iter().all(|(_, stalled)| *stalled)
+        }),
+        "/status sites during the outage: {:?}",
+        range_sites()
+    );
     std::thread::sleep(Duration::from_secs(5).saturating_sub(outage.elapsed())); // the outage itself
     let during_outage = receipts(&west, &east);
     assert!(
@@ -522,6 +550,15 @@ fn nats_down_for_5_s_loses_and_duplicates_nothing_and_never_pauses_receiving() {
     nats.restart();
     std::thread::sleep(Duration::from_secs(2)); // load continues after the outage
     stop.store(true, Ordering::SeqCst);
+    // Caught up, the range's /status no longer says any input is stalled.
+    assert!(
+        common::eventually(WAIT, || {
+            let sites = range_sites();
+            sites.len() == 2 && sites.iter().all(|(_, stalled)| !*stalled)
+        }),
+        "/status sites after the outage: {:?}",
+        range_sites()
+    );
     let sent = sender.join().unwrap();
     // Caught up: the stream holds exactly the two receive logs' lines.
     let lines = receipts(&west, &east) as u64;
