@@ -1,8 +1,9 @@
 //! `ulog report`: runs on every corpus log, writes one self-contained HTML file (nothing
 //! fetched), and renders in headless Chromium (the screenshot is decoded and must not be blank).
 //!
-//! Chromium is Debian's `chromium` (or `$FOXBORNE_CHROMIUM`). Without it the browser test says
-//! SKIP, unless `FOXBORNE_REQUIRE_BROWSER=1`, when it fails.
+//! Chromium is Debian's `chromium` (or `$FOXBORNE_CHROMIUM`). Without the browser kit the
+//! browser test is ignored, with the reason in the summary (the build script looks), unless
+//! `FOXBORNE_REQUIRE_BROWSER=1`, when it fails.
 
 mod common;
 
