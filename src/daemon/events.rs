@@ -76,6 +76,7 @@ fn log_event(event: &Event) {
                 GapState::Closed => tracing::warn!(
                     kind = "telemetry_gap", state = "closed", sysid = g.sysid, name, links = %links,
                     last_recv_utc = %last, gap_s = g.gap_s.unwrap_or(f64::NAN),
+                    withdrawn = g.withdrawn.unwrap_or(false),
                     title = g.title.as_deref().unwrap_or(""), observed = %g.observed,
                     "telemetry_gap closed: sysid {} {name}: {}",
                     g.sysid, g.title.as_deref().unwrap_or("heard again")
