@@ -14,20 +14,18 @@ pub mod judge;
 use crate::config::range::RangeConfig;
 use crate::daemon::clock;
 use crate::daemon::events::EventSink;
+use crate::daemon::service::{self, Asked, FileSettings, Signals};
 use crate::daemon::shutdown::{Stop, STOP_BUDGET};
-use crate::monitor::event::{ReceiverKind, ReceiverState};
-use crate::monitor::{format_utc_ms, Event, ReceiverEvent, UtcTime};
+use crate::monitor::{format_utc_ms, Event};
 use crate::publish::subject;
 use crate::sink::rotating::Framing;
-use crate::sink::webhook::Webhook;
-use crate::sink::{spawn_writer, RotatingFile};
+use crate::sink::FileSet;
 use crate::status::{SiteSnapshot, StatusSnapshot, VehicleSnapshot};
 use anyhow::Context;
 use futures_util::StreamExt;
 use judge::{range_line, RangeJudge};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::watch;
 
 const HOUSEKEEPING: Duration = Duration::from_millis(500);
@@ -35,6 +33,16 @@ const HOUSEKEEPING: Duration = Duration::from_millis(500);
 const MAX_ACK_PENDING: i64 = 65_536;
 /// Acknowledge at least this often in receipts, besides every housekeeping tick.
 const ACK_EVERY: u64 = 4_096;
+/// The range's events: `events/YYYY-MM-DD/range-events-*.jsonl`, beside a receiver's own.
+const RANGE_EVENTS: FileSet = FileSet {
+    folder: crate::sink::EVENTS.folder,
+    prefix: "range-events",
+    ext: "jsonl",
+    framing: Framing::Lines,
+};
+const RANGE_EVENTS_ROTATE_BYTES: u64 = 256 << 20;
+/// What the events writer may hold while the disk is slow (events are few; this is hours).
+const RANGE_EVENTS_BUFFER_BYTES: u64 = 64 << 20;
 
 pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
     let started_ns = clock::utc_ns();
@@ -49,42 +57,21 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
     )
     .await?;
 
-    let events_dir = config.data_dir.join(crate::sink::EVENTS.folder);
-    std::fs::create_dir_all(&events_dir)
-        .with_context(|| format!("cannot create {}", events_dir.display()))?;
-    let file = spawn_writer(
-        "events",
-        RotatingFile::new(
-            &events_dir,
-            "range-events",
-            "jsonl",
-            256 << 20,
-            Framing::Lines,
-        ),
-        Duration::from_secs_f64(config.fsync_interval_s),
-        64 << 20,
-        clock::utc_ns,
-    )?;
-    let webhooks = config
-        .webhooks
-        .iter()
-        .map(Webhook::spawn)
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let sink = EventSink {
-        file,
-        sse: face.events,
-        webhooks,
-        history: face.history,
-        filing_clock: clock::utc_ns,
+    let files = FileSettings {
+        data_dir: &config.data_dir,
+        rotate_size_bytes: RANGE_EVENTS_ROTATE_BYTES,
+        fsync_interval: Duration::from_secs_f64(config.fsync_interval_s),
+        buffer_bytes: RANGE_EVENTS_BUFFER_BYTES,
     };
-    sink.emit(&Event::from(ReceiverEvent {
-        utc: UtcTime(started_ns),
-        kind: ReceiverKind,
-        state: ReceiverState::Start,
-        version: Some(env!("CARGO_PKG_VERSION").to_string()),
-        message: Some(format!("range {} from {}", config.name, config.nats_url)),
-        detail: Some(config.effective()),
-    }));
+    let sink = service::open_events(
+        &files,
+        RANGE_EVENTS,
+        &config.webhooks,
+        &face,
+        started_ns,
+        format!("range {} from {}", config.name, config.nats_url),
+        config.effective(),
+    )?;
 
     let mut options = async_nats::ConnectOptions::new()
         .name(format!("foxborne-receiver range {}", config.name))
@@ -153,8 +140,7 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("the range consumer {clock_durable}: {e}"))?;
 
     let mut judge = RangeJudge::new(config.gap.gap_config(), started_ns);
-    let mut sigterm = signal(SignalKind::terminate())?;
-    let mut sigint = signal(SignalKind::interrupt())?;
+    let mut signals = Signals::install()?;
     let mut housekeeping = tokio::time::interval(HOUSEKEEPING);
     let mut unacked: Option<async_nats::jetstream::Message> = None;
     let mut unacked_count = 0u64;
@@ -172,8 +158,10 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
             .next_deadline()
             .map(|due| Duration::from_nanos((due - clock::utc_ns()).max(0) as u64));
         tokio::select! {
-            _ = sigterm.recv() => break,
-            _ = sigint.recv() => break,
+            asked = signals.next() => match asked {
+                Asked::Stop => break,
+                Asked::Reopen => tracing::info!("range: SIGHUP ignored (the range's files are reopened by rotation alone)"),
+            },
             _ = tokio::time::sleep(until_due.unwrap_or(HOUSEKEEPING)), if until_due.is_some() => {
                 emit(&sink, judge.poll(clock::utc_ns(), caught_up));
             }
