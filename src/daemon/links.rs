@@ -1,0 +1,174 @@
+//! The receiver's links as tasks: for each configured link, its byte queue, its scanner thread
+//! (which records what the link reads and hands batches to the pipeline and frames to the
+//! forward outputs) and the task that reads the transport (UDP, serial, TCP client or server).
+//! Every socket binds before anything runs, so a port in use is a clear, immediate error
+//! naming the link. Stopped in data order: the reading tasks first, then the scanners, which
+//! finish what is queued.
+
+use super::forward::Taps;
+use super::link_queue::{link_queue, LinkSender, LinkShared};
+use super::shutdown::Stop;
+use super::{scan, serial, tcp_client, tcp_listen, udp};
+use crate::config::{Config, LinkConfig, LinkTransport};
+use crate::link::LinkId;
+use crate::pipeline::LinkBatch;
+use crate::recorder::{LinkRecorder, RecorderSettings};
+use anyhow::Context;
+use std::sync::Arc;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+pub struct Links {
+    /// Each link's queue counters, in config order (the pipeline reads them).
+    pub shares: Vec<Arc<LinkShared>>,
+    readers: Vec<JoinHandle<()>>,
+    scanners: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Links {
+    /// Starts every link of `config`; its scanners send to `to_pipeline` and hand frames to the
+    /// forward outputs among `taps` that take the link.
+    pub fn start(
+        config: &Config,
+        taps: &Taps,
+        to_pipeline: mpsc::Sender<LinkBatch>,
+        shutdown: &watch::Receiver<bool>,
+    ) -> anyhow::Result<Links> {
+        let recorder_settings = RecorderSettings {
+            fields_for: config.fields_for.clone(),
+            signing_keys: config.signing.keys.clone(),
+            reject_bad_signatures: config.signing.reject_bad,
+            capture_tlog: config.tlog,
+            capture_frames: false,
+        };
+        let mut links = Links {
+            shares: Vec::new(),
+            readers: Vec::new(),
+            scanners: Vec::new(),
+        };
+        for (id, link) in LinkId::all(config.links.len()).zip(&config.links) {
+            let shared = LinkShared::new(link.queue_bytes);
+            let (queue, queue_rx) = link_queue(shared.clone());
+            let taps = taps.for_link(id);
+            let recorder = LinkRecorder::new(
+                id,
+                &link.name,
+                RecorderSettings {
+                    capture_frames: !taps.is_empty(),
+                    ..recorder_settings.clone()
+                },
+            );
+            links.scanners.push(
+                scan::spawn(
+                    recorder,
+                    &link.name,
+                    queue_rx,
+                    shared.clone(),
+                    to_pipeline.clone(),
+                    taps,
+                )
+                .with_context(|| format!("link {}: cannot start its scanner", link.name))?,
+            );
+            links.shares.push(shared);
+            links
+                .readers
+                .push(spawn_reader(link, queue, shutdown.clone())?);
+        }
+        Ok(links)
+    }
+
+    /// Waits for the reading tasks (shutdown already signalled), then for the scanners to hand
+    /// over what was queued.
+    pub async fn stop(self, stop: &mut Stop) {
+        stop.drain("links", futures_util::future::join_all(self.readers))
+            .await;
+        stop.drain(
+            "scanners",
+            futures_util::future::join_all(
+                self.scanners
+                    .into_iter()
+                    .map(|scanner| tokio::task::spawn_blocking(move || scanner.join())),
+            ),
+        )
+        .await;
+    }
+}
+
+/// The task that reads `link`'s transport into `queue` until shutdown. Sockets are bound here,
+/// before the task runs.
+fn spawn_reader(
+    link: &LinkConfig,
+    queue: LinkSender,
+    shutdown: watch::Receiver<bool>,
+) -> anyhow::Result<JoinHandle<()>> {
+    let name = link.name.clone();
+    Ok(match &link.kind {
+        LinkTransport::Udp {
+            bind,
+            allow,
+            rcvbuf_bytes,
+        } => {
+            let (socket, rcvbuf) = udp::bind(*bind, *rcvbuf_bytes)
+                .with_context(|| format!("link {name}: cannot listen on udp {bind}"))?;
+            let local = socket
+                .local_addr()
+                .map(|a| a.to_string())
+                .unwrap_or_default();
+            tracing::info!(link = %name, %local, rcvbuf_bytes = rcvbuf, "listening");
+            if (rcvbuf as u64) < *rcvbuf_bytes {
+                tracing::warn!(
+                    link = %name,
+                    asked = rcvbuf_bytes,
+                    got = rcvbuf,
+                    "the kernel capped the socket receive buffer (net.core.rmem_max); bursts past it are dropped by the kernel and counted"
+                );
+            }
+            tokio::spawn(udp::run(
+                name,
+                socket,
+                allow.clone(),
+                queue,
+                shutdown,
+                #[cfg(feature = "testing")]
+                std::env::var_os("FOXBORNE_TEST_STALL_UDP_FILE").map(std::path::PathBuf::from),
+            ))
+        }
+        LinkTransport::Serial {
+            path,
+            baud,
+            flow_control,
+        } => {
+            let settings = serial::SerialSettings {
+                path: path.clone(),
+                baud: baud.clone(),
+                flow_control: *flow_control,
+            };
+            tokio::spawn(serial::run(name, settings, queue, shutdown))
+        }
+        LinkTransport::TcpClient { peer } => {
+            tracing::info!(link = %name, %peer, "connecting");
+            tokio::spawn(tcp_client::run(name, peer.clone(), queue, shutdown))
+        }
+        LinkTransport::TcpListen {
+            bind,
+            allow,
+            max_peers,
+        } => {
+            let listener = tcp_listen::bind(*bind)
+                .with_context(|| format!("link {name}: cannot listen on tcp {bind}"))?;
+            let local = listener
+                .local_addr()
+                .map(|a| a.to_string())
+                .unwrap_or_default();
+            tracing::info!(link = %name, %local, "listening");
+            tokio::spawn(tcp_listen::run(
+                name,
+                listener,
+                allow.clone(),
+                *max_peers,
+                queue,
+                shutdown,
+            ))
+        }
+    })
+}
