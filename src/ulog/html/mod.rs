@@ -153,7 +153,20 @@ figure{{margin:6px 0}} figcaption{{margin:0 0 0 70px}} .status{{display:inline-b
     );
     let _ = writeln!(out, "<h1>Flight report: {}</h1>", esc(&name));
 
-    // Time axis: from the first to the last believable data timestamp.
+    let axis = time_axis(report, series);
+    summary(&mut out, report, specs, series, axis);
+    let markers = axis_markers(report, log_markers, ground);
+    flight(&mut out, report, specs, series, axis, &markers, ground);
+    findings(&mut out, report);
+    rules_table(&mut out, report);
+    events_table(&mut out, report);
+    logged_warnings(&mut out, report);
+    out.push_str("<p class=\"note\">Written by foxborne-receiver ulog report. Self-contained: nothing is fetched.</p>\n</body></html>\n");
+    out
+}
+
+/// The shared time axis: from the first to the last believable data timestamp.
+fn time_axis(report: &Report, series: &[Series]) -> Axis {
     let mut t0 = u64::MAX;
     let mut t1 = 0u64;
     for s in series {
@@ -190,9 +203,13 @@ figure{{margin:6px 0}} figcaption{{margin:0 0 0 70px}} .status{{display:inline-b
     if t1 <= t0 {
         t1 = t0 + 1_000_000;
     }
-    let axis = Axis { t0, t1 };
+    Axis { t0, t1 }
+}
 
-    // Summary.
+/// The summary table (status, file, vehicle, duration, UTC start, contents), with the track
+/// beside it.
+fn summary(out: &mut String, report: &Report, specs: &[SeriesSpec], series: &[Series], axis: Axis) {
+    let Axis { t0, t1 } = axis;
     let status = match report.status {
         Status::Complete => "complete",
         Status::Quarantined => "quarantined",
@@ -203,14 +220,14 @@ figure{{margin:6px 0}} figcaption{{margin:0 0 0 70px}} .status{{display:inline-b
         let _ = writeln!(out, "<tr><th>{}</th><td>{v}</td></tr>", esc(k));
     };
     row(
-        &mut out,
+        out,
         "Status",
         &format!(
             r#"<span class="status {status}">{status}</span> {}"#,
             report.reason.as_deref().map(esc).unwrap_or_default()
         ),
     );
-    row(&mut out, "File", &esc(&report.file));
+    row(out, "File", &esc(&report.file));
     let info = |k: &str| report.info.get(k).map(|v| v.to_string());
     let vehicle = [
         info("sys_name"),
@@ -225,7 +242,7 @@ figure{{margin:6px 0}} figcaption{{margin:0 0 0 70px}} .status{{display:inline-b
     .collect::<Vec<_>>()
     .join(", ");
     row(
-        &mut out,
+        out,
         "Vehicle",
         &esc(if vehicle.is_empty() {
             "not in the log"
@@ -235,7 +252,7 @@ figure{{margin:6px 0}} figcaption{{margin:0 0 0 70px}} .status{{display:inline-b
     );
     let duration = (t1 - t0) as f64 / 1e6;
     row(
-        &mut out,
+        out,
         "Duration",
         &format!(
             "{duration:.1} s ({}:{:04.1}), boot + {:.3} s to boot + {:.3} s",
@@ -261,9 +278,9 @@ figure{{margin:6px 0}} figcaption{{margin:0 0 0 70px}} .status{{display:inline-b
         },
         None => "Elapsed time only (no report content: the log is not complete)".into(),
     };
-    row(&mut out, "UTC start", &esc(&start));
+    row(out, "UTC start", &esc(&start));
     row(
-        &mut out,
+        out,
         "Contents",
         &esc(&format!(
             "{} messages, {} topic instances, {} dropouts, {} logged messages, {} findings",
@@ -283,14 +300,21 @@ figure{{margin:6px 0}} figcaption{{margin:0 0 0 70px}} .status{{display:inline-b
         .map(|(_, data)| data)
         .collect();
     if let [north, east] = track[..] {
-        track_plot(&mut out, north, east);
+        track_plot(out, north, east);
     }
     out.push_str("</div>\n");
     if report.status != Status::Complete {
         out.push_str("<p class=\"note\">This log is not complete: the plots below show what could be read before the problem, and none of it is to be taken as a complete record.</p>\n");
     }
+}
 
-    // Markers: the log's own events plus the findings.
+/// What sits on the time axis: the log's own markers, the findings, the ground's gaps and the
+/// PX4 events.
+fn axis_markers(
+    report: &Report,
+    log_markers: &[Marker],
+    ground: Option<&GroundLane>,
+) -> Vec<Marker> {
     let mut markers: Vec<Marker> = log_markers.to_vec();
     for f in &report.findings {
         markers.push(Marker {
@@ -337,6 +361,20 @@ figure{{margin:6px 0}} figcaption{{margin:0 0 0 70px}} .status{{display:inline-b
             label: (kind == MarkerKind::Error).then(|| e.message.clone()),
         });
     }
+    markers
+}
+
+/// The flight section: the legend, the flight-mode band, the ground lane and one plot per
+/// panel, every plot with the markers.
+fn flight(
+    out: &mut String,
+    report: &Report,
+    specs: &[SeriesSpec],
+    series: &[Series],
+    axis: Axis,
+    markers: &[Marker],
+    ground: Option<&GroundLane>,
+) {
     let band_segments = band::segments(&report.flight_modes, axis.t1);
     out.push_str("<h2>Flight</h2>\n<p class=\"legend\">");
     let mut legend = vec![
@@ -366,12 +404,12 @@ figure{{margin:6px 0}} figcaption{{margin:0 0 0 70px}} .status{{display:inline-b
         );
     } else {
         out.push_str("<p class=\"legend\">Flight modes (vehicle_status.nav_state, arming_state, failsafe), as a band across every plot: ");
-        band::legend(&mut out, &band_segments);
+        band::legend(out, &band_segments);
         out.push_str("</p>\n");
     }
     if let Some(lane) = ground {
         super::lane::draw(
-            &mut out,
+            out,
             lane,
             LaneAxis {
                 t0: axis.t0,
@@ -418,11 +456,13 @@ figure{{margin:6px 0}} figcaption{{margin:0 0 0 70px}} .status{{display:inline-b
             labels: first_plot,
             read,
         };
-        time_plot(&mut out, panel, &lines, axis, &markers, &extras);
+        time_plot(out, panel, &lines, axis, markers, &extras);
         first_plot = false;
     }
+}
 
-    // Findings, with their evidence commands.
+/// The findings, with their evidence commands.
+fn findings(out: &mut String, report: &Report) {
     out.push_str("<h2>Findings</h2>\n");
     let mut cited: Vec<(String, String, u64, u64)> = report
         .findings
@@ -469,11 +509,10 @@ figure{{margin:6px 0}} figcaption{{margin:0 0 0 70px}} .status{{display:inline-b
         }
         out.push_str("</table>\n");
     }
+}
 
-    rules_table(&mut out, report);
-    events_table(&mut out, report);
-
-    // Logged warnings and errors.
+/// Logged warnings and errors (the first 200).
+fn logged_warnings(out: &mut String, report: &Report) {
     let serious: Vec<_> = report
         .logged_messages
         .iter()
@@ -491,7 +530,7 @@ figure{{margin:6px 0}} figcaption{{margin:0 0 0 70px}} .status{{display:inline-b
         out.push_str("<h2>Logged warnings and errors</h2>\n<table><tr><th>time</th><th>level</th><th>text</th><th>evidence</th></tr>\n");
         for m in serious.iter().take(200) {
             message_row(
-                &mut out,
+                out,
                 &report.file,
                 m.timestamp,
                 &m.level_name,
@@ -501,8 +540,6 @@ figure{{margin:6px 0}} figcaption{{margin:0 0 0 70px}} .status{{display:inline-b
         }
         out.push_str("</table>\n");
     }
-    out.push_str("<p class=\"note\">Written by foxborne-receiver ulog report. Self-contained: nothing is fetched.</p>\n</body></html>\n");
-    out
 }
 
 #[cfg(test)]
