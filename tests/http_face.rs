@@ -345,3 +345,53 @@ print(len(fams), "families")
     );
     assert!(d.stop().success());
 }
+
+/// The sequence anomalies of one sender on one link, from frames whose `seq` the test chose:
+/// 10, 11, 11 (a duplicate), 14 (two lost), 12 and 13 (two late), 200 (a sender starting
+/// over: 186 forward is more than half the space, so a step back of 70, past the reorder
+/// window), 201. `/status` and `/metrics` both count exactly that.
+#[test]
+fn duplicates_late_frames_and_resets_are_counted_on_status_and_metrics() {
+    let mut d = Daemon::start("seq-anomalies", &local_config(""));
+    let udp = d.udp_addr("radio1");
+    let http = d.http_addr();
+    d.wait_for("receiver started", WAIT);
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let seqs = [10u8, 11, 11, 14, 12, 13, 200, 201];
+    for seq in seqs {
+        sock.send_to(&hb(6, seq), udp).unwrap();
+    }
+    assert!(common::eventually(WAIT, || common::status_entry(
+        &http, "links", "radio1"
+    )["receipts"]
+        == seqs.len()));
+    let link = common::status_entry(&http, "links", "radio1");
+    assert_eq!(
+        (
+            &link["seq_lost"],
+            &link["seq_duplicates"],
+            &link["seq_late"],
+            &link["seq_resets"]
+        ),
+        (
+            &serde_json::json!(2),
+            &serde_json::json!(1),
+            &serde_json::json!(2),
+            &serde_json::json!(1)
+        ),
+        "{link}"
+    );
+    let metrics = common::http_get(&http, "/metrics");
+    for (kind, n) in [("duplicate", 1), ("late", 2), ("reset", 1)] {
+        let series =
+            format!("foxborne_sequence_anomalies_total{{link=\"radio1\",kind=\"{kind}\"}} {n}");
+        assert!(
+            metrics.lines().any(|l| l == series),
+            "no `{series}` in\n{metrics}"
+        );
+    }
+    assert!(metrics
+        .lines()
+        .any(|l| l == "foxborne_sequence_lost_total{link=\"radio1\",sysid=\"6\"} 2"));
+    assert!(d.stop().success());
+}
