@@ -8,10 +8,12 @@
 
 use crate::link::LinkId;
 use crate::monitor::driver::{self, MonitorDriver};
+use crate::monitor::input::FrameSeen;
 use crate::monitor::{parse_utc_ns, Event, MonitorInput, Watch, WatchSettings};
 use crate::receipt::ReceiptRecord;
 use crate::sniff::{sniff, FileKind, HEAD_LEN};
 use crate::tlog::read_tlog;
+use crate::wire::sequence::{SeqOutcome, SequenceTracker};
 use crate::wire::signing::SigningKeys;
 use crate::wire::ScanItem;
 use std::io::{BufRead, BufReader, Read};
@@ -32,6 +34,8 @@ pub struct Replay {
     settings: WatchSettings,
     driver: Option<MonitorDriver>,
     last_utc_ns: Option<i64>,
+    /// The recording's sequence numbers per link, as the daemon's scanners track them.
+    sequences: SequenceTracker,
 }
 
 impl Replay {
@@ -40,7 +44,32 @@ impl Replay {
             settings,
             driver: None,
             last_utc_ns: None,
+            sequences: SequenceTracker::new(),
         }
+    }
+
+    /// Every receipt, of any message, counted as the daemon counts it (delivery, rates, a
+    /// second sender's sequence), before its monitor input if it has one.
+    pub fn frame(&mut self, receipt: Receipt, link_name: &str) -> Option<Event> {
+        let settings = &self.settings;
+        let driver = self.driver.get_or_insert_with(|| {
+            MonitorDriver::new(Watch::new(settings.clone(), receipt.utc_ns), Vec::new())
+        });
+        let link = driver.link(link_name).unwrap_or(LinkId::FIRST);
+        let sender = (link, receipt.sysid, receipt.compid);
+        let outcome = self.sequences.observe(sender, receipt.seq);
+        let interleaved = (outcome == SeqOutcome::Interleaved)
+            .then(|| [self.sequences.last_seq(sender), receipt.seq]);
+        driver.frame(&FrameSeen {
+            link,
+            sysid: receipt.sysid,
+            compid: receipt.compid,
+            msgid: receipt.msgid,
+            name: crate::wire::dialect::lookup(receipt.msgid).map_or("", |m| m.name),
+            seq: receipt.seq,
+            utc_ns: receipt.utc_ns,
+            interleaved,
+        })
     }
 
     /// One receipt, on the link called `link_name`: what fell due before it, then what it
@@ -68,6 +97,16 @@ impl Replay {
             _ => Vec::new(),
         }
     }
+}
+
+/// One recorded receipt's header, for [`Replay::frame`].
+#[derive(Debug, Clone, Copy)]
+pub struct Receipt {
+    pub sysid: u8,
+    pub compid: u8,
+    pub msgid: u32,
+    pub seq: u8,
+    pub utc_ns: i64,
 }
 
 /// What reading one file found besides its receipts: lines that are not receipts, SYSTEM_TIME
@@ -100,8 +139,18 @@ pub fn replay_file(
                 };
                 let utc_ns = record.utc_us as i64 * 1000;
                 let resolution = crate::monitor::input::TLOG_RESOLUTION_NS;
+                let receipt = Receipt {
+                    sysid: frame.sysid,
+                    compid: frame.compid,
+                    msgid: frame.msgid,
+                    seq: frame.seq,
+                    utc_ns,
+                };
+                if let Some(event) = replay.frame(receipt, tlog_link) {
+                    emit(&event)?;
+                }
                 if let Some(input) =
-                    MonitorInput::from_frame(LinkId::FIRST, &frame, utc_ns, resolution)
+                    MonitorInput::from_frame(LinkId::FIRST, &frame, None, utc_ns, resolution)
                 {
                     for event in replay.receipt(input, tlog_link) {
                         emit(&event)?;
@@ -153,6 +202,16 @@ fn replay_jsonl(
             ));
             continue;
         };
+        let receipt = Receipt {
+            sysid: record.sysid,
+            compid: record.compid,
+            msgid: record.msgid,
+            seq: record.seq,
+            utc_ns,
+        };
+        if let Some(event) = replay.frame(receipt, &record.link) {
+            emit(&event)?;
+        }
         match MonitorInput::from_record(LinkId::FIRST, &record, utc_ns) {
             Ok(Some(input)) => {
                 for event in replay.receipt(input, &record.link) {

@@ -5,6 +5,7 @@
 //! scanned in parallel, each on its own thread, and share nothing while scanning.
 
 use crate::link::LinkId;
+use crate::monitor::input::FrameSeen;
 use crate::monitor::MonitorInput;
 use crate::receipt::{self, Arrival, LineOptions, UtcMillis};
 use crate::wire::fields::FieldSelection;
@@ -59,8 +60,8 @@ pub struct DayBatch {
 pub struct Output {
     pub batches: Vec<DayBatch>,
     pub observations: Vec<MonitorInput>,
-    /// (link, sysid, message name) of each receipt, for per-message counts.
-    pub messages: Vec<(LinkId, u8, &'static str)>,
+    /// Every receipt, for per-message counts, delivery and rates.
+    pub frames_seen: Vec<FrameSeen>,
     /// Every valid frame as received, for the forward outputs (when asked for).
     pub frames: FrameCopies,
 }
@@ -314,9 +315,8 @@ impl ReceiptWriter {
             ScanItem::Frame(frame) => {
                 counters.receipts += 1;
                 let sender = (link, frame.sysid, frame.compid);
-                counters
-                    .sequence
-                    .count(sequences.observe(sender, frame.seq));
+                let outcome = sequences.observe(sender, frame.seq);
+                counters.sequence.count(outcome);
                 let batch = out.batch_for(arrival.utc_ns);
                 batch.receipts += 1;
                 batch.last_utc_ns = arrival.utc_ns;
@@ -327,8 +327,14 @@ impl ReceiptWriter {
                 if capture_frames {
                     out.frames.push(&frame);
                 }
-                observe(link, &frame, arrival.utc_ns, &mut out.observations);
-                out.messages.push((link, frame.sysid, frame.name));
+                observe(link, &frame, arrival, &mut out.observations);
+                out.frames_seen.push(FrameSeen::classified(
+                    link,
+                    &frame,
+                    arrival.utc_ns,
+                    outcome,
+                    sequences,
+                ));
             }
         }
     }
@@ -345,15 +351,26 @@ fn write_tlog_record(out: &mut Vec<u8>, utc_ns: i64, frame: &Frame<'_>) {
 /// so `analyze` over the log reaches exactly the same gaps as the live daemon. The latency
 /// estimator gets the receiver's own nanosecond stamp: a loopback or a fast radio's latency is
 /// under a millisecond, and the millisecond text cannot show it (it read as negative).
-fn observe(link: LinkId, frame: &Frame<'_>, utc_ns: i64, observations: &mut Vec<MonitorInput>) {
+fn observe(
+    link: LinkId,
+    frame: &Frame<'_>,
+    arrival: &Arrival<'_>,
+    observations: &mut Vec<MonitorInput>,
+) {
     use crate::monitor::input::{RECEIVER_STAMP_RESOLUTION_NS, RECEIVE_LOG_RESOLUTION_NS};
-    use crate::wire::fields::SYSTEM_TIME;
+    use crate::wire::fields::{HEARTBEAT, RADIO_STATUS, SYSTEM_TIME};
+    let utc_ns = arrival.utc_ns;
     let input = match frame.msgid {
-        SYSTEM_TIME => MonitorInput::from_frame(link, frame, utc_ns, RECEIVER_STAMP_RESOLUTION_NS),
-        _ => {
-            let logged_ns = utc_ns - utc_ns.rem_euclid(RECEIVE_LOG_RESOLUTION_NS);
-            MonitorInput::from_frame(link, frame, logged_ns, RECEIVE_LOG_RESOLUTION_NS)
+        SYSTEM_TIME => {
+            MonitorInput::from_frame(link, frame, None, utc_ns, RECEIVER_STAMP_RESOLUTION_NS)
         }
+        HEARTBEAT | RADIO_STATUS => {
+            let logged_ns = utc_ns - utc_ns.rem_euclid(RECEIVE_LOG_RESOLUTION_NS);
+            // The receipt's `src` as written: the JSON string without its quotes.
+            let src = arrival.src_json.map(|json| json.trim_matches('"'));
+            MonitorInput::from_frame(link, frame, src, logged_ns, RECEIVE_LOG_RESOLUTION_NS)
+        }
+        _ => None,
     };
     observations.extend(input);
 }

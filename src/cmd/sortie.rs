@@ -319,8 +319,13 @@ fn read_ground(
                         return Ok(());
                     };
                     let utc_ns = r.utc_us as i64 * 1000;
-                    let input =
-                        MonitorInput::from_frame(LinkId::FIRST, &frame, utc_ns, TLOG_RESOLUTION_NS);
+                    let input = MonitorInput::from_frame(
+                        LinkId::FIRST,
+                        &frame,
+                        None,
+                        utc_ns,
+                        TLOG_RESOLUTION_NS,
+                    );
                     let cite = Cite::TlogRecord {
                         file: name.clone(),
                         offset: r.offset as u64,

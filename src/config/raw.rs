@@ -20,7 +20,7 @@ fn default_buffer_mb() -> u64 {
 }
 fn default_fields() -> RawFields {
     RawFields::Names(
-        ["HEARTBEAT", "SYSTEM_TIME", "STATUSTEXT"]
+        ["HEARTBEAT", "SYSTEM_TIME", "STATUSTEXT", "RADIO_STATUS"]
             .map(String::from)
             .to_vec(),
     )

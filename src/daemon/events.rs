@@ -83,6 +83,33 @@ fn log_event(event: &Event) {
                 ),
             }
         }
+        Event::LinkGap(g) => {
+            let (state, hearing) = (format!("{:?}", g.state).to_lowercase(), g.hearing.join(","));
+            tracing::warn!(
+                kind = "link_gap", state = %state, sysid = g.sysid, link = %g.link,
+                hearing = %hearing, name = g.name.as_deref().unwrap_or(""),
+                last_recv_utc = %crate::monitor::format_utc_ms(g.last_recv_utc.ns()),
+                gap_s = g.gap_s.unwrap_or(f64::NAN), threshold_s = g.threshold_s,
+                title = %g.title, "link_gap {state}: sysid {} on {}: {}", g.sysid, g.link, g.title
+            )
+        }
+        Event::SysidConflict(c) => {
+            let state = format!("{:?}", c.state).to_lowercase();
+            tracing::warn!(
+                kind = "sysid_conflict", state = %state, sysid = c.sysid, compid = c.compid,
+                reasons = %c.reasons.join(","), links = %c.links.join(","),
+                sources = %c.sources.join(","), title = %c.title,
+                "sysid_conflict {state}: {}", c.title
+            )
+        }
+        Event::Stream(e) => {
+            let state = format!("{:?}", e.state).to_lowercase();
+            tracing::warn!(
+                kind = "stream", state = %state, sysid = e.sysid, msg = %e.msg, msgid = e.msgid,
+                reason = %e.reason, expected_hz = e.expected_hz, observed_hz = e.observed_hz,
+                title = %e.title, "stream {state}: {}", e.title
+            )
+        }
         Event::Latency(l) => tracing::info!(
             kind = "latency",
             sysid = l.sysid,

@@ -10,7 +10,7 @@
 //! range learn theirs from the input ([`MonitorDriver::link`]).
 
 use super::event::Event;
-use super::input::MonitorInput;
+use super::input::{FrameSeen, MonitorInput};
 use super::merge::EventOrder;
 use super::ntp::ClockStatus;
 use super::watch::Watch;
@@ -57,6 +57,16 @@ impl MonitorDriver {
 
     pub fn link_name(&self, link: LinkId) -> &str {
         self.link_names.get(link.index()).map_or("", String::as_str)
+    }
+
+    /// Counts one receipt now (delivery, rates: counts need no order); a second sender's run
+    /// on its link may open a conflict.
+    pub fn frame(&mut self, frame: &FrameSeen) -> Option<Event> {
+        let name = self
+            .link_names
+            .get(frame.link.index())
+            .map_or("", String::as_str);
+        self.watch.frame(frame, name)
     }
 
     /// Queues one input until a watermark passes its stamp.
@@ -134,6 +144,8 @@ mod tests {
             compid: 1,
             utc_ns,
             fields: None,
+            seq: 0,
+            src: None,
         }
     }
 

@@ -1,6 +1,6 @@
 //! The events stream's records: one JSON object per event, `utc` first, then `kind`
-//! (`telemetry_gap`, `latency`, `clock`, `link`, `receiver`, `dropped`, `retention`, and the
-//! `range` view's `coverage`), then the kind's fields
+//! (`telemetry_gap`, `link_gap`, `sysid_conflict`, `stream`, `latency`, `clock`, `link`,
+//! `receiver`, `dropped`, `retention`, and the `range` view's `coverage`), then the kind's fields
 //! in a fixed order (serde writes struct fields in declaration order).
 //!
 //! The monitors build `telemetry_gap`, `latency` and `clock` events; the `link`, `receiver`,
@@ -81,6 +81,18 @@ event_kind!(
     /// `kind: "coverage"` (the `range` view's, about sites).
     CoverageKind = "coverage"
 );
+event_kind!(
+    /// `kind: "link_gap"`: a vehicle silent on one link while another hears it.
+    LinkGapKind = "link_gap"
+);
+event_kind!(
+    /// `kind: "sysid_conflict"`: two senders behind one (sysid, compid).
+    SysidConflictKind = "sysid_conflict"
+);
+event_kind!(
+    /// `kind: "stream"`: a steady message stream that stopped or slowed while heartbeats go on.
+    StreamKind = "stream"
+);
 
 /// Whether a telemetry gap is still running (`open`) or ended by a heartbeat (`closed`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,6 +149,96 @@ pub struct GapEvent {
     /// closed is never shorter than the threshold unless it says it was withdrawn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub withdrawn: Option<bool>,
+    /// What the radios on the vehicle's links reported before the last heartbeat and since
+    /// (RADIO_STATUS), when any did: facts beside the gap, not a verdict.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub radio: Vec<super::radio::RadioEvidence>,
+}
+
+/// A `link_gap` event: the vehicle silent on `link` while `hearing` still hear it. Opened and
+/// closed like a telemetry_gap; never a telemetry_gap.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinkGapEvent {
+    pub utc: UtcTime,
+    pub kind: LinkGapKind,
+    pub sysid: u8,
+    pub link: String,
+    pub state: GapState,
+    /// The vehicle's last HEARTBEAT on this link.
+    pub last_recv_utc: UtcTime,
+    /// The HEARTBEAT on this link that ended the silence (`closed` only).
+    pub next_recv_utc: Option<UtcTime>,
+    /// Seconds from `last_recv_utc` to `next_recv_utc` (`closed` only).
+    pub gap_s: Option<f64>,
+    /// The links hearing the vehicle at the event, sorted.
+    pub hearing: Vec<String>,
+    pub title: String,
+    pub observed: String,
+    pub name: Option<String>,
+    pub threshold_s: f64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub radio: Vec<super::radio::RadioEvidence>,
+}
+
+/// A HEARTBEAT's (type, autopilot), as evidence of two kinds of vehicle on one id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConflictIdentity {
+    #[serde(rename = "type")]
+    pub mav_type: u8,
+    pub autopilot: u8,
+}
+
+/// The two runs of sequence numbers on one link: each run's last number, and how many frames
+/// continued the second.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConflictRuns {
+    pub link: String,
+    pub runs: [u8; 2],
+    pub interleaved: u64,
+}
+
+/// A `sysid_conflict` event: two senders behind one (sysid, compid), with the evidence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SysidConflictEvent {
+    pub utc: UtcTime,
+    pub kind: SysidConflictKind,
+    pub sysid: u8,
+    pub compid: u8,
+    pub state: GapState,
+    pub name: Option<String>,
+    /// `interleaved_sequences`, `heartbeat_identity`, `sources`.
+    pub reasons: Vec<String>,
+    pub links: Vec<String>,
+    /// Peer addresses the id's heartbeats came from (UDP and TCP links).
+    pub sources: Vec<String>,
+    pub identities: Vec<ConflictIdentity>,
+    pub sequences: Vec<ConflictRuns>,
+    pub title: String,
+    /// From the open to the last evidence (`closed` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lasted_s: Option<f64>,
+}
+
+/// A `stream` event: a steady stream of one message from one vehicle that stopped or fell
+/// below half its rate while its heartbeats go on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamEvent {
+    pub utc: UtcTime,
+    pub kind: StreamKind,
+    pub sysid: u8,
+    pub name: Option<String>,
+    pub msgid: u32,
+    pub msg: String,
+    pub state: GapState,
+    /// `stopped` or `slowed`.
+    pub reason: String,
+    /// The steady rate before, frames per second.
+    pub expected_hz: f64,
+    /// The rate over the last 3 s at the event.
+    pub observed_hz: f64,
+    /// The stream's last frame before the event.
+    pub last_recv_utc: UtcTime,
+    pub title: String,
 }
 
 /// A `latency` event: one-way latency from SYSTEM_TIME over the sliding window, or the vehicle's
@@ -370,6 +472,9 @@ pub enum Event {
     Dropped(DroppedEvent),
     Retention(RetentionEvent),
     Coverage(CoverageEvent),
+    LinkGap(LinkGapEvent),
+    SysidConflict(SysidConflictEvent),
+    Stream(StreamEvent),
 }
 
 impl Event {
@@ -384,6 +489,9 @@ impl Event {
             Event::Dropped(event) => event.utc,
             Event::Retention(event) => event.utc,
             Event::Coverage(event) => event.utc,
+            Event::LinkGap(event) => event.utc,
+            Event::SysidConflict(event) => event.utc,
+            Event::Stream(event) => event.utc,
         }
     }
 
@@ -398,6 +506,9 @@ impl Event {
             Event::Dropped(_) => DroppedKind::NAME,
             Event::Retention(_) => RetentionKind::NAME,
             Event::Coverage(_) => CoverageKind::NAME,
+            Event::LinkGap(_) => LinkGapKind::NAME,
+            Event::SysidConflict(_) => SysidConflictKind::NAME,
+            Event::Stream(_) => StreamKind::NAME,
         }
     }
 
@@ -457,6 +568,24 @@ impl From<CoverageEvent> for Event {
     }
 }
 
+impl From<LinkGapEvent> for Event {
+    fn from(event: LinkGapEvent) -> Self {
+        Event::LinkGap(event)
+    }
+}
+
+impl From<SysidConflictEvent> for Event {
+    fn from(event: SysidConflictEvent) -> Self {
+        Event::SysidConflict(event)
+    }
+}
+
+impl From<StreamEvent> for Event {
+    fn from(event: StreamEvent) -> Self {
+        Event::Stream(event)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -485,6 +614,7 @@ mod tests {
             threshold_s: 3.0,
             receiver_dropped: None,
             withdrawn: None,
+            radio: Vec::new(),
         }
     }
 

@@ -62,6 +62,12 @@ pub struct GapConfig {
     pub default_interval_ns: i64,
     /// The learned interval is never reported below this (default 50 ms).
     pub min_interval_ns: i64,
+    /// Per vehicle, its own threshold (config `thresholds`): a HIGH_LATENCY2 vehicle beats far
+    /// more slowly than 1 Hz. It replaces every other threshold for that vehicle's own gaps.
+    pub vehicle_thresholds_ns: BTreeMap<u8, i64>,
+    /// Per link name, the link's own threshold (config `[[link]] gap_threshold_s`, a satellite
+    /// link): a vehicle heard on it is judged by the longest threshold of its links.
+    pub link_thresholds_ns: BTreeMap<String, i64>,
 }
 
 impl Default for GapConfig {
@@ -74,11 +80,41 @@ impl Default for GapConfig {
             interval_min_samples: 3,
             default_interval_ns: NANOS_PER_SECOND,
             min_interval_ns: 50_000_000,
+            vehicle_thresholds_ns: BTreeMap::new(),
+            link_thresholds_ns: BTreeMap::new(),
         }
     }
 }
 
 impl GapConfig {
+    /// The threshold of `sysid`'s telemetry_gap when heard on `links`: its own, or the longest
+    /// of the threshold and its links' own.
+    pub fn vehicle_threshold_ns<'a>(
+        &self,
+        sysid: u8,
+        links: impl Iterator<Item = &'a String>,
+    ) -> i64 {
+        if let Some(&own) = self.vehicle_thresholds_ns.get(&sysid) {
+            return own;
+        }
+        links
+            .filter_map(|l| self.link_thresholds_ns.get(l).copied())
+            .fold(self.threshold_ns, i64::max)
+    }
+
+    /// The threshold of `sysid`'s silence on one link (its link_gap): the vehicle's own (or
+    /// the threshold), or the link's own when that is longer.
+    pub fn link_threshold_ns(&self, sysid: u8, link: &str) -> i64 {
+        let vehicle = self
+            .vehicle_thresholds_ns
+            .get(&sysid)
+            .copied()
+            .unwrap_or(self.threshold_ns);
+        self.link_thresholds_ns
+            .get(link)
+            .map_or(vehicle, |&own| own.max(vehicle))
+    }
+
     /// The defaults with the threshold given in seconds, as the config file states it.
     pub fn with_threshold_s(threshold_s: f64) -> Self {
         GapConfig {
@@ -117,6 +153,8 @@ struct SystemState {
     spacings_ns: VecDeque<i64>,
     /// The `open` event already emitted for the current silence, if any.
     open_gap: Option<GapEvent>,
+    /// This system's threshold (see [`GapConfig::vehicle_threshold_ns`]), as of its links.
+    threshold_ns: i64,
 }
 
 /// The telemetry_gap detector. See the module documentation for the rules.
@@ -136,6 +174,7 @@ impl GapDetector {
             .map(|&sysid| {
                 let state = SystemState {
                     silent_since_ns: start_utc_ns,
+                    threshold_ns: config.vehicle_threshold_ns(sysid, std::iter::empty()),
                     ..SystemState::default()
                 };
                 (sysid, state)
@@ -161,10 +200,19 @@ impl GapDetector {
             silent_since_ns: recv_utc_ns,
             ..SystemState::default()
         });
+        if !state.last_recv_by_link.contains_key(link) || state.threshold_ns == 0 {
+            let links = state
+                .last_recv_by_link
+                .keys()
+                .chain(std::iter::once(&link.to_string()))
+                .cloned()
+                .collect::<Vec<_>>();
+            state.threshold_ns = config.vehicle_threshold_ns(sysid, links.iter());
+        }
 
         let mut events = Vec::new();
         // A system first heard just now starts with no silence; an expected one counts from start.
-        let is_gap = recv_utc_ns - state.silent_since_ns > config.threshold_ns;
+        let is_gap = recv_utc_ns - state.silent_since_ns > state.threshold_ns;
         // An open already reported must be closed even if this receipt is, by its stamp, inside
         // the threshold (it was stamped before the poll but reached us after it).
         if state.open_gap.is_some() || is_gap {
@@ -177,7 +225,7 @@ impl GapDetector {
                 }
             };
             learn_link(config, state, link, recv_utc_ns);
-            events.push(closed_event(open, state, recv_utc_ns, config.threshold_ns));
+            events.push(closed_event(open, state, recv_utc_ns, state.threshold_ns));
         } else {
             learn_link(config, state, link, recv_utc_ns);
         }
@@ -220,6 +268,16 @@ impl GapDetector {
         events
     }
 
+    /// The expected heartbeat interval of `sysid` now, and its last heartbeat.
+    pub fn cadence(&self, sysid: u8) -> Option<(i64, Option<i64>)> {
+        self.systems.get(&sysid).map(|state| {
+            (
+                expected_interval_ns(&self.config, state),
+                state.last_recv_ns,
+            )
+        })
+    }
+
     /// The gaps currently reported open, by system id.
     pub fn open_gaps(&self) -> Vec<&GapEvent> {
         self.systems
@@ -247,7 +305,7 @@ impl GapDetector {
     fn deadline(&self, state: &SystemState) -> i64 {
         state
             .silent_since_ns
-            .saturating_add(self.config.threshold_ns)
+            .saturating_add(state.threshold_ns)
             .saturating_add(1)
     }
 }
@@ -267,7 +325,7 @@ fn learn_link(config: &GapConfig, state: &mut SystemState, link: &str, recv_utc_
     if let Some(previous) = previous {
         let spacing = recv_utc_ns - previous;
         // Zero is a duplicate stamp; above the threshold is a gap (on this link at least).
-        if spacing > 0 && spacing <= config.threshold_ns && config.interval_window > 0 {
+        if spacing > 0 && spacing <= state.threshold_ns && config.interval_window > 0 {
             if state.spacings_ns.len() == config.interval_window {
                 state.spacings_ns.pop_front();
             }
@@ -288,8 +346,8 @@ fn expected_interval_ns(config: &GapConfig, state: &SystemState) -> i64 {
         config.default_interval_ns
     };
     learned.clamp(
-        config.min_interval_ns.min(config.threshold_ns),
-        config.threshold_ns,
+        config.min_interval_ns.min(state.threshold_ns),
+        state.threshold_ns,
     )
 }
 
@@ -298,7 +356,7 @@ fn open_event(config: &GapConfig, sysid: u8, state: &SystemState) -> GapEvent {
     let interval_ns = expected_interval_ns(config, state);
     let fell_due_ns = state
         .silent_since_ns
-        .saturating_add(config.threshold_ns)
+        .saturating_add(state.threshold_ns)
         .saturating_add(1);
     GapEvent {
         utc: UtcTime(fell_due_ns),
@@ -314,9 +372,10 @@ fn open_event(config: &GapConfig, sysid: u8, state: &SystemState) -> GapEvent {
         links: state.last_recv_by_link.keys().cloned().collect(),
         name: config.vehicles.get(&sysid).cloned(),
         expected_interval_s: ns_to_seconds(interval_ns),
-        threshold_s: ns_to_seconds(config.threshold_ns),
+        threshold_s: ns_to_seconds(state.threshold_ns),
         receiver_dropped: None,
         withdrawn: None,
+        radio: Vec::new(),
     }
 }
 

@@ -1,10 +1,13 @@
-//! What the monitors are told about a receipt: a HEARTBEAT (for the gap detector) or a
-//! SYSTEM_TIME (for the latency estimator). Built in one place, from a frame (the live daemon,
-//! `.tlog` files) or from a receive-log line (`analyze`), so every path feeds the monitors alike.
+//! What the monitors are told about a receipt: a HEARTBEAT (for the gap detectors and the
+//! conflict detector), a SYSTEM_TIME (for the latency estimator) or a RADIO_STATUS (for the
+//! radio watch), judged in stamp order; and of every receipt a [`FrameSeen`], counted as it
+//! comes (delivery, rates). Built in one place, from a frame (the live daemon, `.tlog` files)
+//! or from a receive-log line (`analyze`), so every path feeds the monitors alike.
 
 use crate::link::LinkId;
 use crate::receipt::ReceiptRecord;
-use crate::wire::fields::{self, HEARTBEAT, SYSTEM_TIME};
+use crate::wire::fields::{self, HEARTBEAT, RADIO_STATUS, SYSTEM_TIME};
+use crate::wire::sequence::{SeqOutcome, SequenceTracker};
 use crate::wire::Frame;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -16,6 +19,16 @@ pub enum MonitorInput {
         utc_ns: i64,
         /// The payload, when known (a receive-log line carries it only in its `fields`).
         fields: Option<fields::Heartbeat>,
+        seq: u8,
+        /// The peer it came from (UDP and TCP links), as the receipt's `src`.
+        src: Option<Box<str>>,
+    },
+    RadioStatus {
+        link: LinkId,
+        sysid: u8,
+        compid: u8,
+        utc_ns: i64,
+        report: fields::RadioStatus,
     },
     SystemTime {
         link: LinkId,
@@ -46,6 +59,7 @@ impl MonitorInput {
     pub fn from_frame(
         link: LinkId,
         frame: &Frame<'_>,
+        src: Option<&str>,
         utc_ns: i64,
         resolution_ns: i64,
     ) -> Option<MonitorInput> {
@@ -56,6 +70,15 @@ impl MonitorInput {
                 compid: frame.compid,
                 utc_ns,
                 fields: Some(fields::heartbeat(frame.payload)),
+                seq: frame.seq,
+                src: src.map(Into::into),
+            }),
+            RADIO_STATUS => Some(MonitorInput::RadioStatus {
+                link,
+                sysid: frame.sysid,
+                compid: frame.compid,
+                utc_ns,
+                report: fields::radio_status(frame.payload),
             }),
             SYSTEM_TIME => {
                 let t = fields::system_time(frame.payload);
@@ -86,7 +109,24 @@ impl MonitorInput {
                 compid: record.compid,
                 utc_ns,
                 fields: record.fields().as_ref().and_then(heartbeat_fields),
+                seq: record.seq,
+                src: record.src.as_deref().map(Into::into),
             })),
+            // Without its fields (a receive log written with another `fields` setting) a
+            // RADIO_STATUS says nothing.
+            RADIO_STATUS => {
+                Ok(record
+                    .fields()
+                    .as_ref()
+                    .and_then(radio_status_fields)
+                    .map(|report| MonitorInput::RadioStatus {
+                        link,
+                        sysid: record.sysid,
+                        compid: record.compid,
+                        utc_ns,
+                        report,
+                    }))
+            }
             SYSTEM_TIME => {
                 let fields = record.fields();
                 let fields = fields.as_ref();
@@ -110,26 +150,88 @@ impl MonitorInput {
     /// The same input, as received on `link`.
     pub fn on_link(mut self, link: LinkId) -> MonitorInput {
         match &mut self {
-            MonitorInput::Heartbeat { link: l, .. } | MonitorInput::SystemTime { link: l, .. } => {
-                *l = link
-            }
+            MonitorInput::Heartbeat { link: l, .. }
+            | MonitorInput::SystemTime { link: l, .. }
+            | MonitorInput::RadioStatus { link: l, .. } => *l = link,
         }
         self
     }
 
     pub fn link(&self) -> LinkId {
         match *self {
-            MonitorInput::Heartbeat { link, .. } | MonitorInput::SystemTime { link, .. } => link,
+            MonitorInput::Heartbeat { link, .. }
+            | MonitorInput::SystemTime { link, .. }
+            | MonitorInput::RadioStatus { link, .. } => link,
         }
     }
 
     pub fn utc_ns(&self) -> i64 {
         match *self {
-            MonitorInput::Heartbeat { utc_ns, .. } | MonitorInput::SystemTime { utc_ns, .. } => {
-                utc_ns
-            }
+            MonitorInput::Heartbeat { utc_ns, .. }
+            | MonitorInput::SystemTime { utc_ns, .. }
+            | MonitorInput::RadioStatus { utc_ns, .. } => utc_ns,
         }
     }
+}
+
+/// Every receipt, as the per-frame accounting sees it: what redundant links deliver
+/// ([`super::delivery`]), message rates ([`super::streams`]) and a second sender's sequence
+/// ([`super::conflict`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameSeen {
+    pub link: LinkId,
+    pub sysid: u8,
+    pub compid: u8,
+    pub msgid: u32,
+    pub name: &'static str,
+    pub seq: u8,
+    pub utc_ns: i64,
+    /// When the frame continued a second run of sequence numbers on its link: (the first
+    /// run's last number, this one).
+    pub interleaved: Option<[u8; 2]>,
+}
+
+impl FrameSeen {
+    /// The frame as the link's sequence tracker classified it.
+    pub fn classified(
+        link: LinkId,
+        frame: &Frame<'_>,
+        utc_ns: i64,
+        outcome: SeqOutcome,
+        tracker: &SequenceTracker,
+    ) -> FrameSeen {
+        FrameSeen {
+            link,
+            sysid: frame.sysid,
+            compid: frame.compid,
+            msgid: frame.msgid,
+            name: frame.name,
+            seq: frame.seq,
+            utc_ns,
+            interleaved: (outcome == SeqOutcome::Interleaved).then(|| {
+                [
+                    tracker.last_seq((link, frame.sysid, frame.compid)),
+                    frame.seq,
+                ]
+            }),
+        }
+    }
+}
+
+/// A RADIO_STATUS payload from a receive-log line's `fields`, when every field is there.
+fn radio_status_fields(fields: &serde_json::Value) -> Option<fields::RadioStatus> {
+    let get = |k: &str| fields.get(k).and_then(|v| v.as_u64());
+    let byte = |k: &str| get(k).and_then(|v| u8::try_from(v).ok());
+    let word = |k: &str| get(k).and_then(|v| u16::try_from(v).ok());
+    Some(fields::RadioStatus {
+        rxerrors: word("rxerrors")?,
+        fixed: word("fixed")?,
+        rssi: byte("rssi")?,
+        remrssi: byte("remrssi")?,
+        txbuf: byte("txbuf")?,
+        noise: byte("noise")?,
+        remnoise: byte("remnoise")?,
+    })
 }
 
 /// A HEARTBEAT's payload from a receive-log line's `fields`, when every field is there.

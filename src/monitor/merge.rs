@@ -104,6 +104,8 @@ mod tests {
             compid: 1,
             utc_ns,
             fields: None,
+            seq: 0,
+            src: None,
         }
     }
 

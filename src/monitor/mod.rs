@@ -1,5 +1,7 @@
 //! Pure monitors over receipts, shared by the live daemon and `analyze`: the telemetry_gap
-//! detector ([`gap`]), the SYSTEM_TIME latency estimator ([`latency`]), the receiver clock watch
+//! detector ([`gap`]) and each link's ([`link_gap`]), the SYSTEM_TIME latency estimator
+//! ([`latency`]), the radios ([`radio`]), what redundant links deliver ([`delivery`]), two
+//! senders on one id ([`conflict`]), streams that stop ([`streams`]), the receiver clock watch
 //! ([`ntp`]), what each system's heartbeat says of it ([`heartbeat`]), what they are fed ([`input`]) in event-time order ([`merge`]) by one
 //! loop ([`driver`]), and the events they produce ([`event`]).
 //!
@@ -8,6 +10,8 @@
 //! happened (events, the next deadline) and the caller decides what to do with it, so the same
 //! code runs live (clocked by the wall clock and a timer) and offline (clocked by recorded times).
 
+pub mod conflict;
+pub mod delivery;
 pub mod driver;
 pub mod event;
 pub mod gap;
@@ -15,8 +19,11 @@ pub mod heartbeat;
 pub mod histogram;
 pub mod input;
 pub mod latency;
+pub mod link_gap;
 pub mod merge;
 pub mod ntp;
+pub mod radio;
+pub mod streams;
 pub mod title;
 pub mod utc;
 pub mod watch;

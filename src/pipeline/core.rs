@@ -104,11 +104,15 @@ impl PipelineCore {
             }
             actions.push(Action::Write(Stream::Receive, batch(day.jsonl)));
         }
-        for (link, sysid, name) in out.messages.drain(..) {
+        for frame in out.frames_seen.drain(..) {
             *self
                 .receipts_by_message
-                .entry((link, sysid, name))
+                .entry((frame.link, frame.sysid, frame.name))
                 .or_default() += 1;
+            // A conflict opened by a second sender's run is told as it is seen.
+            if let Some(event) = self.driver.frame(&frame) {
+                actions.push(Action::Emit(event));
+            }
         }
         for input in out.observations.drain(..) {
             self.driver.push(input);

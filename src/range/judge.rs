@@ -82,6 +82,8 @@ impl RangeJudge {
                     compid: head.compid,
                     utc_ns: judged_ns,
                     fields: None,
+                    seq: 0,
+                    src: None,
                 });
             }
         }

@@ -157,6 +157,7 @@ impl GroundRecord {
                 time_boot_ms,
                 time_unix_usec,
             }),
+            MonitorInput::RadioStatus { .. } => {}
         }
     }
 
@@ -460,6 +461,8 @@ mod tests {
             compid: 1,
             utc_ns: t,
             fields: None,
+            seq: 0,
+            src: None,
         }
     }
 
@@ -521,6 +524,8 @@ mod tests {
             compid: 190,
             utc_ns: t0 + 20 * SECOND,
             fields: None,
+            seq: 0,
+            src: None,
         };
         record.receipt(255, t0 + 20 * SECOND, Some(&other), "radio1", line(6));
         let facts = record.finish();

@@ -592,6 +592,8 @@ mod tests {
             compid: 1,
             utc_ns: t,
             fields: None,
+            seq: 0,
+            src: None,
         };
         for k in (0..5).rev() {
             let t = last_hb - k * SECOND;
@@ -708,6 +710,8 @@ mod tests {
                 compid: 1,
                 utc_ns: t,
                 fields: None,
+                seq: 0,
+                src: None,
             };
             record.receipt(4, t, Some(&hb), "radio1", line(n as u64 + 1));
         }

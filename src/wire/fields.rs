@@ -22,6 +22,7 @@ use super::table::{self, FieldDef, FieldType};
 pub const HEARTBEAT: u32 = 0;
 pub const SYSTEM_TIME: u32 = 2;
 pub const STATUSTEXT: u32 = 253;
+pub const RADIO_STATUS: u32 = 109;
 
 /// A MAVLink 2 payload with its trailing zeros cut, extended back to `len` bytes.
 fn extended<const N: usize>(payload: &[u8]) -> [u8; N] {
@@ -64,6 +65,33 @@ pub fn system_time(payload: &[u8]) -> SystemTime {
     SystemTime {
         time_unix_usec: u64::from_le_bytes(p[..8].try_into().expect("8 bytes")),
         time_boot_ms: u32::from_le_bytes(p[8..12].try_into().expect("4 bytes")),
+    }
+}
+
+/// RADIO_STATUS, as a SiK radio (and compatible: RFD, mLRS) reports its own link: the local
+/// and remote signal and noise in the radio's units, its receive errors and corrected packets
+/// (counters that wrap at 65,536), and its transmit buffer's free space in percent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RadioStatus {
+    pub rxerrors: u16,
+    pub fixed: u16,
+    pub rssi: u8,
+    pub remrssi: u8,
+    pub txbuf: u8,
+    pub noise: u8,
+    pub remnoise: u8,
+}
+
+pub fn radio_status(payload: &[u8]) -> RadioStatus {
+    let p: [u8; 9] = extended(payload);
+    RadioStatus {
+        rxerrors: u16::from_le_bytes([p[0], p[1]]),
+        fixed: u16::from_le_bytes([p[2], p[3]]),
+        rssi: p[4],
+        remrssi: p[5],
+        txbuf: p[6],
+        noise: p[7],
+        remnoise: p[8],
     }
 }
 

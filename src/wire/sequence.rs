@@ -1,6 +1,13 @@
 //! Sequence tracking per sender: MAVLink's 8-bit `seq` counts each sender's frames, so gaps
 //! in it are frames lost on the way, repeats are duplicates, small steps backwards are late
 //! frames and large ones a sender that started over (a reset). Every count only grows.
+//!
+//! Two senders behind one (sysid, compid), a mistake ranges make, interleave two runs of
+//! numbers on one link. Read as one sequence, every switch between the runs is a jump forward
+//! (loss) or back (reset), hundreds of lost frames a minute that never were. So the tracker
+//! keeps the run a reset left behind: a frame that continues it, a few numbers on, is
+//! [`SeqOutcome::Interleaved`], not loss. A single sender never continues its old run (after a
+//! reboot it counts up from zero in its new one), so for it nothing changes.
 
 use crate::link::LinkId;
 use std::collections::hash_map::Entry;
@@ -20,6 +27,9 @@ pub enum SeqOutcome {
     /// Far behind the last one: the sender started a new sequence (a reboot, a second
     /// counter). Neither loss nor reordering.
     Reset,
+    /// A few numbers after the run a reset left behind: a second sender with the same ids
+    /// interleaving its own sequence. Neither loss nor reordering.
+    Interleaved,
 }
 
 /// Sequence counts of one sender, or summed over several (a link's senders, a system's
@@ -35,6 +45,8 @@ pub struct SeqStats {
     pub late: u64,
     /// New sequences started by the sender.
     pub resets: u64,
+    /// Frames that continued the run a reset left behind: a second sender on the same ids.
+    pub interleaved: u64,
 }
 
 impl SeqStats {
@@ -62,6 +74,7 @@ impl SeqStats {
             SeqOutcome::Duplicate => self.duplicates += 1,
             SeqOutcome::Late => self.late += 1,
             SeqOutcome::Reset => self.resets += 1,
+            SeqOutcome::Interleaved => self.interleaved += 1,
             SeqOutcome::First | SeqOutcome::InOrder => {}
         }
     }
@@ -73,6 +86,7 @@ impl SeqStats {
         self.duplicates += other.duplicates;
         self.late += other.late;
         self.resets += other.resets;
+        self.interleaved += other.interleaved;
     }
 }
 
@@ -95,6 +109,13 @@ pub fn classify(previous: u8, seq: u8) -> SeqOutcome {
     }
 }
 
+/// A frame continues the run a reset left behind when it is at most this far past that run's
+/// last number (a second sender loses a few frames too).
+pub const OTHER_RUN_STEP: u8 = 8;
+
+/// The run a reset left behind is forgotten after this many frames that do not continue it.
+const OTHER_RUN_PATIENCE: u16 = 64;
+
 /// Per sender: (link, sysid, compid). Each link is its own path with its own losses.
 pub type SenderKey = (LinkId, u8, u8);
 
@@ -102,6 +123,51 @@ pub type SenderKey = (LinkId, u8, u8);
 struct Sender {
     stats: SeqStats,
     last_seq: u8,
+    /// The run a reset left behind, while it may still be a second sender's.
+    other_run: Option<OtherRun>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct OtherRun {
+    last_seq: u8,
+    /// Frames since it was last continued.
+    idle: u16,
+}
+
+impl Sender {
+    /// Classifies `seq`, with the run a reset left behind taken into account, and moves the
+    /// runs on.
+    fn observe(&mut self, seq: u8) -> SeqOutcome {
+        let outcome = classify(self.last_seq, seq);
+        if let Some(other) = &mut self.other_run {
+            let step = seq.wrapping_sub(other.last_seq);
+            let continues = (1..=OTHER_RUN_STEP).contains(&step);
+            if continues && !matches!(outcome, SeqOutcome::InOrder | SeqOutcome::Duplicate) {
+                other.last_seq = seq;
+                other.idle = 0;
+                return SeqOutcome::Interleaved;
+            }
+            other.idle += 1;
+            if other.idle > OTHER_RUN_PATIENCE {
+                self.other_run = None;
+            }
+        }
+        match outcome {
+            SeqOutcome::Reset => {
+                self.other_run = Some(OtherRun {
+                    last_seq: self.last_seq,
+                    idle: 0,
+                });
+                self.last_seq = seq;
+            }
+            SeqOutcome::InOrder | SeqOutcome::Lost(_) => self.last_seq = seq,
+            SeqOutcome::First
+            | SeqOutcome::Duplicate
+            | SeqOutcome::Late
+            | SeqOutcome::Interleaved => {}
+        }
+        outcome
+    }
 }
 
 #[derive(Debug, Default)]
@@ -120,24 +186,23 @@ impl SequenceTracker {
         let (outcome, known) = match self.senders.entry(sender) {
             Entry::Occupied(entry) => {
                 let known = entry.into_mut();
-                (classify(known.last_seq, seq), known)
+                (known.observe(seq), known)
             }
             Entry::Vacant(entry) => (
                 SeqOutcome::First,
                 entry.insert(Sender {
-                    stats: SeqStats::default(),
                     last_seq: seq,
+                    ..Sender::default()
                 }),
             ),
         };
         known.stats.count(outcome);
-        if matches!(
-            outcome,
-            SeqOutcome::InOrder | SeqOutcome::Lost(_) | SeqOutcome::Reset
-        ) {
-            known.last_seq = seq;
-        }
         outcome
+    }
+
+    /// The last number of the sender's (first) run.
+    pub fn last_seq(&self, sender: SenderKey) -> u8 {
+        self.senders.get(&sender).map_or(0, |s| s.last_seq)
     }
 
     pub fn stats(&self) -> impl Iterator<Item = (SenderKey, &SeqStats)> {
@@ -148,6 +213,46 @@ impl SequenceTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two senders on one (sysid, compid), one at 57.., the other at 200..: read as one
+    /// sequence every switch is 57 or 143 frames lost. Kept apart, nothing is lost.
+    #[test]
+    fn two_interleaved_senders_are_no_loss_storm() {
+        let mut t = SequenceTracker::new();
+        let key = (LinkId::FIRST, 7, 1);
+        for i in 0..200u8 {
+            t.observe(key, 57u8.wrapping_add(i));
+            if i % 3 != 2 {
+                t.observe(key, 200u8.wrapping_add(i));
+            }
+        }
+        let s = *t.stats().next().unwrap().1;
+        // The second sender's own 66 skipped frames are its real loss; the first's 199 frames
+        // after its first continue the run the reset left behind.
+        assert_eq!(
+            (s.received, s.resets, s.lost, s.interleaved),
+            (200 + 134, 1, 66, 199)
+        );
+    }
+
+    /// A single sender that reboots and counts from zero again never continues its old run.
+    #[test]
+    fn a_reboot_is_one_reset_and_never_interleaved() {
+        let mut t = SequenceTracker::new();
+        let key = (LinkId::FIRST, 7, 1);
+        for seq in 0u8..=120 {
+            t.observe(key, seq);
+        }
+        for i in 0u32..600 {
+            // Every tenth frame lost after the reboot.
+            if i % 10 != 9 {
+                t.observe(key, i as u8);
+            }
+        }
+        let s = *t.stats().next().unwrap().1;
+        assert_eq!((s.resets, s.interleaved), (1, 0), "{s:?}");
+        assert_eq!(s.lost, 59);
+    }
 
     #[test]
     fn classifies_steps_across_the_wrap() {

@@ -101,6 +101,7 @@ mod tests {
             threshold_s: 3.0,
             receiver_dropped: None,
             withdrawn: None,
+            radio: Vec::new(),
         }
     }
 
