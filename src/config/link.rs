@@ -127,6 +127,10 @@ pub struct LinkConfig {
     /// Bytes that may wait for this link's scanner; past it input is dropped and counted.
     #[serde(rename = "queue_mb", serialize_with = "as_mib")]
     pub queue_bytes: u64,
+    /// The silence on this link that is a gap (`gap_threshold_s`), when the link has its own:
+    /// a satellite link beats far more slowly than a radio.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gap_threshold_s: Option<f64>,
 }
 
 /// Per-link defaults: 16 MiB may wait for a link's scanner; 8 MiB of socket buffer; 8 TCP
@@ -167,6 +171,12 @@ pub(super) fn parse_links(
             return Err(invalid(
                 &key("name"),
                 format!("`{}`: use letters, digits, '-', '_' or '.'", link.name),
+            ));
+        }
+        if link.name == "any" {
+            return Err(invalid(
+                &key("name"),
+                "`any` names the union of every link in a vehicle's delivery figures: choose another name".into(),
             ));
         }
         if links.iter().any(|l| l.name == link.name) {
@@ -288,10 +298,14 @@ pub(super) fn parse_links(
         };
         let queue_mb = link.queue_mb.unwrap_or(DEFAULT_LINK_QUEUE_MB);
         in_range(&key("queue_mb"), "link.queue_mb", queue_mb as f64)?;
+        if let Some(threshold) = link.gap_threshold_s {
+            in_range(&key("gap_threshold_s"), "link.gap_threshold_s", threshold)?;
+        }
         links.push(LinkConfig {
             name: link.name.clone(),
             kind,
             queue_bytes: queue_mb * 1024 * 1024,
+            gap_threshold_s: link.gap_threshold_s,
         });
     }
     Ok(links)

@@ -161,6 +161,11 @@ impl Config {
             FieldSelection::parse(&fields).map_err(|e| invalid("fields", e.to_string()))?;
         let links = link::parse_links(&raw.links, &invalid)?;
         let forwards = forward::parse_forwards(&raw.forwards, &links, &invalid)?;
+        let mut gap = monitors::parse_gap(&raw.gap, &invalid)?;
+        gap.link_thresholds = links
+            .iter()
+            .filter_map(|l| Some((l.name.clone(), l.gap_threshold_s?)))
+            .collect();
         Ok(Config {
             file: path.to_path_buf(),
             data_dir: raw.data_dir,
@@ -173,7 +178,7 @@ impl Config {
             links,
             forwards,
             signing: signing::parse(&raw.signing, &invalid)?,
-            gap: monitors::parse_gap(&raw.gap, &invalid)?,
+            gap,
             latency: monitors::parse_latency(&raw.latency, &invalid)?,
             http: http::parse(&raw.http, &invalid)?,
             webhooks: webhook::parse_webhooks(&raw.webhook.0, &invalid)?,

@@ -4,6 +4,7 @@
 
 use super::raw::{RawGap, RawLatency};
 use super::{ranges, ConfigError};
+use crate::monitor::utc::seconds_to_ns;
 use crate::monitor::{GapConfig, LatencyConfig, WatchSettings};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -13,6 +14,11 @@ pub struct GapSettings {
     pub threshold_s: f64,
     pub ignore_sysids: Vec<u8>,
     pub vehicles: BTreeMap<u8, String>,
+    /// Per vehicle, its own threshold (`thresholds = { 4 = 60.0 }`).
+    pub thresholds: BTreeMap<u8, f64>,
+    /// Per link, its own threshold (`[[link]] gap_threshold_s`), filled in from the links.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub link_thresholds: BTreeMap<String, f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -28,6 +34,16 @@ impl GapSettings {
         let mut config = GapConfig::with_threshold_s(self.threshold_s);
         config.ignore_sysids = self.ignore_sysids.iter().copied().collect();
         config.vehicles = self.vehicles.clone();
+        config.vehicle_thresholds_ns = self
+            .thresholds
+            .iter()
+            .map(|(&sysid, &s)| (sysid, seconds_to_ns(s)))
+            .collect();
+        config.link_thresholds_ns = self
+            .link_thresholds
+            .iter()
+            .map(|(link, &s)| (link.clone(), seconds_to_ns(s)))
+            .collect();
         config
     }
 }
@@ -49,10 +65,27 @@ pub(super) fn parse_gap(
         })?;
         vehicles.insert(id, name.clone());
     }
+    let mut thresholds = BTreeMap::new();
+    for (sysid, &seconds) in &raw.thresholds {
+        let key = format!("gap.thresholds.{sysid}");
+        let id: u8 = sysid
+            .parse()
+            .map_err(|_| invalid(&key, "a threshold's key is a system id, 0 to 255".into()))?;
+        ranges::check("gap.thresholds", seconds).map_err(|reason| invalid(&key, reason))?;
+        if raw.ignore_sysids.contains(&id) {
+            return Err(invalid(
+                &key,
+                format!("system id {id} is in gap.ignore_sysids: it is never judged"),
+            ));
+        }
+        thresholds.insert(id, seconds);
+    }
     Ok(GapSettings {
         threshold_s: raw.threshold_s,
         ignore_sysids: raw.ignore_sysids.clone(),
         vehicles,
+        thresholds,
+        link_thresholds: BTreeMap::new(),
     })
 }
 

@@ -32,6 +32,8 @@ pub const RANGES: &[Range] = &[
     range("forward.max_peers", 1.0, 1024.0, "peers"),
     range("forward.queue_kb", 64.0, 1_048_576.0, "KiB"),
     range("gap.threshold_s", 0.1, 86_400.0, "s"),
+    range("gap.thresholds", 0.1, 86_400.0, "s"),
+    range("link.gap_threshold_s", 0.1, 86_400.0, "s"),
     range("latency.window_s", 1.0, 86_400.0, "s"),
     range("latency.report_interval_s", 1.0, 86_400.0, "s"),
     range("http.max_connections", 1.0, 65_536.0, "connections"),

@@ -142,6 +142,7 @@ pub(super) struct RawLink {
     pub(super) flow_control: Option<String>,
     pub(super) queue_mb: Option<u64>,
     pub(super) rcvbuf_kb: Option<u64>,
+    pub(super) gap_threshold_s: Option<f64>,
 }
 
 /// `baud = 57600` or `baud = [57600, 115200, 921600]` (tried in turn until frames arrive).
@@ -203,6 +204,8 @@ pub(super) struct RawGap {
     pub(super) ignore_sysids: Vec<u8>,
     #[serde(default)]
     pub(super) vehicles: BTreeMap<String, String>,
+    #[serde(default)]
+    pub(super) thresholds: BTreeMap<String, f64>,
 }
 
 impl Default for RawGap {
@@ -211,6 +214,7 @@ impl Default for RawGap {
             threshold_s: default_threshold(),
             ignore_sysids: Vec::new(),
             vehicles: BTreeMap::new(),
+            thresholds: BTreeMap::new(),
         }
     }
 }

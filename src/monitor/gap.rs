@@ -137,6 +137,8 @@ pub struct VehicleStatus {
     pub expected_interval_ns: i64,
     /// The open gap, if one is open.
     pub open_gap: Option<GapEvent>,
+    /// The silence that is a gap for it.
+    pub threshold_ns: i64,
 }
 
 /// One system's heartbeat history, as much as the rules need.
@@ -297,6 +299,11 @@ impl GapDetector {
                 links: state.last_recv_by_link.keys().cloned().collect(),
                 expected_interval_ns: expected_interval_ns(&self.config, state),
                 open_gap: state.open_gap.clone(),
+                threshold_ns: if state.threshold_ns > 0 {
+                    state.threshold_ns
+                } else {
+                    self.config.threshold_ns
+                },
             })
             .collect()
     }

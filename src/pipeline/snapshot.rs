@@ -6,10 +6,12 @@ use super::links::LinkStatus;
 use crate::link::LinkId;
 use crate::monitor::heartbeat::{describe, LastHeartbeat};
 use crate::monitor::latency::LatencyEstimate;
+use crate::monitor::radio::{sik_dbm, LatestRadio};
 use crate::monitor::{format_utc_ms, ClockStatus, Watch};
 use crate::status::{
-    ClockSnapshot, HeartbeatSnapshot, LinkSnapshot, MessageCount, SequenceLoss, StatusSnapshot,
-    StreamSnapshot, VehicleLinkSnapshot, VehicleSnapshot, WebhookSnapshot,
+    ClockSnapshot, DeliveryFrames, HeartbeatSnapshot, LinkSnapshot, MessageCount,
+    MessageStreamSnapshot, RadioSnapshot, SequenceLoss, StatusSnapshot, StreamSnapshot,
+    VehicleLinkSnapshot, VehicleSnapshot, WebhookSnapshot,
 };
 use crate::wire::sequence::SeqStats;
 use std::collections::BTreeMap;
@@ -85,12 +87,16 @@ pub fn snapshot(parts: Parts<'_>) -> StatusSnapshot {
                     })
                     .collect(),
                 heartbeat: heartbeats.and_then(|h| h.latest).map(heartbeat_snapshot),
+                threshold_s: v.threshold_ns as f64 / 1e9,
+                ..redundancy(watch, links, v.sysid)
             }
         })
         .collect();
+    let radios = watch.radios.latest();
     let link_snapshots = links
         .iter()
-        .map(|l| {
+        .enumerate()
+        .map(|(index, l)| {
             let c = &l.counters;
             LinkSnapshot {
                 name: l.name.clone(),
@@ -115,6 +121,12 @@ pub fn snapshot(parts: Parts<'_>) -> StatusSnapshot {
                     ("kernel".to_string(), l.drops.1),
                 ]
                 .into(),
+                seq_interleaved: c.sequence.interleaved,
+                radios: radios
+                    .iter()
+                    .filter(|r| r.key.link.index() == index)
+                    .map(radio_snapshot)
+                    .collect(),
             }
         })
         .collect();
@@ -172,6 +184,85 @@ pub fn summary(now_ns: i64, watch: &Watch, links: &[LinkStatus]) -> String {
         "links up {up}/{}, vehicles heard {heard}, open gaps {gaps}, receipts {receipts}",
         links.len()
     )
+}
+
+/// A vehicle's delivery, open link gaps, conflicts and streams (the rest of its snapshot is
+/// filled in by the caller).
+fn redundancy(watch: &Watch, links: &[LinkStatus], sysid: u8) -> VehicleSnapshot {
+    let link_name = |index: usize| links.get(index).map(|l| l.name.clone());
+    let conflicts: Vec<_> = watch
+        .conflicts
+        .open_conflicts()
+        .into_iter()
+        .filter(|c| c.sysid == sysid)
+        .cloned()
+        .collect();
+    let (delivery, delivery_frames) = match watch.delivery.vehicle(sysid) {
+        Some(counts) => {
+            let mut percent: BTreeMap<String, f64> = BTreeMap::new();
+            let mut heard: BTreeMap<String, u64> = BTreeMap::new();
+            for (index, &n) in counts.by_link.iter().enumerate() {
+                if let Some(name) = link_name(index).filter(|_| n > 0) {
+                    percent.insert(name.clone(), counts.percent(n));
+                    heard.insert(name, n);
+                }
+            }
+            percent.insert("any".to_string(), counts.percent(counts.any));
+            let frames = DeliveryFrames {
+                sent: counts.sent,
+                any: counts.any,
+                links: heard,
+            };
+            (percent, Some(frames))
+        }
+        None => (BTreeMap::new(), None),
+    };
+    VehicleSnapshot {
+        delivery,
+        delivery_frames,
+        delivery_unreliable: !conflicts.is_empty(),
+        link_gaps: watch
+            .link_gaps
+            .open_gaps()
+            .into_iter()
+            .filter(|g| g.sysid == sysid)
+            .cloned()
+            .collect(),
+        conflicts,
+        streams: watch
+            .streams
+            .rates()
+            .into_iter()
+            .filter(|r| r.sysid == sysid)
+            .map(|r| MessageStreamSnapshot {
+                msgid: r.msgid,
+                msg: r.msg.to_string(),
+                rate_hz: r.rate_hz,
+                last_utc: format_utc_ms(r.last_ns),
+                event: r.open,
+            })
+            .collect(),
+        ..VehicleSnapshot::default()
+    }
+}
+
+fn radio_snapshot(r: &LatestRadio) -> RadioSnapshot {
+    let f = r.report;
+    RadioSnapshot {
+        sysid: r.key.sysid,
+        compid: r.key.compid,
+        utc: format_utc_ms(r.utc_ns),
+        rssi: f.rssi,
+        remrssi: f.remrssi,
+        rssi_dbm: sik_dbm(f.rssi),
+        remrssi_dbm: sik_dbm(f.remrssi),
+        noise: f.noise,
+        remnoise: f.remnoise,
+        rxerrors: f.rxerrors,
+        fixed: f.fixed,
+        txbuf: f.txbuf,
+        reports: r.reports,
+    }
 }
 
 fn heartbeat_snapshot(last: LastHeartbeat) -> HeartbeatSnapshot {

@@ -82,6 +82,8 @@ impl prometheus_client::collector::Collector for Snapshot {
         )?)?;
         link_families(&mut e, s)?;
         vehicle_families(&mut e, s)?;
+        redundancy_families(&mut e, s)?;
+        radio_families(&mut e, s)?;
         stream_families(&mut e, s)?;
         webhook_families(&mut e, s)?;
         if let Some(publish) = &s.publish {
@@ -185,7 +187,7 @@ fn link_families(e: &mut DescriptorEncoder, s: &StatusSnapshot) -> std::fmt::Res
     family(
         e,
         "foxborne_sequence_anomalies",
-        "Frames whose sequence number was a repeat (duplicate), behind a later frame (late) or a sender starting over (reset), by link.",
+        "Frames whose sequence number was a repeat (duplicate), behind a later frame (late), a sender starting over (reset) or a second sender's run on the same ids (interleaved), by link.",
         None,
         MetricType::Counter,
         s.links.iter().flat_map(|l| {
@@ -193,6 +195,7 @@ fn link_families(e: &mut DescriptorEncoder, s: &StatusSnapshot) -> std::fmt::Res
                 ("duplicate", l.seq_duplicates),
                 ("late", l.seq_late),
                 ("reset", l.seq_resets),
+                ("interleaved", l.seq_interleaved),
             ]
             .map(|(kind, n)| {
                 (
@@ -264,6 +267,199 @@ fn vehicle_families(e: &mut DescriptorEncoder, s: &StatusSnapshot) -> std::fmt::
         s.vehicles.iter().filter_map(|v| {
             let ms = v.clock_offset_ms?;
             Some((vec![("sysid", v.sysid.to_string())], gauge(ms / 1e3)))
+        }),
+    )?;
+    Ok(())
+}
+
+/// Per vehicle: what its links deliver, its links' gaps, two senders on its id, its streams.
+fn redundancy_families(e: &mut DescriptorEncoder, s: &StatusSnapshot) -> std::fmt::Result {
+    let sysid = |v: &crate::status::VehicleSnapshot| v.sysid.to_string();
+    family(
+        e,
+        "foxborne_delivery_sent_frames",
+        "Frames each system's sequence numbers say were sent since it was first heard.",
+        None,
+        MetricType::Counter,
+        s.vehicles.iter().filter_map(|v| {
+            let frames = v.delivery_frames.as_ref()?;
+            Some((vec![("sysid", sysid(v))], counter(frames.sent)))
+        }),
+    )?;
+    family(
+        e,
+        "foxborne_delivery_heard_frames",
+        "Of those, the frames each link brought, and any link (link=\"any\": each frame once, whichever link brought it).",
+        None,
+        MetricType::Counter,
+        s.vehicles.iter().flat_map(|v| {
+            let frames = v.delivery_frames.clone().unwrap_or_default();
+            let any = (!v.delivery.is_empty()).then(|| ("any".to_string(), frames.any));
+            frames
+                .links
+                .into_iter()
+                .chain(any)
+                .map(move |(link, n)| (vec![("sysid", sysid(v)), ("link", link)], counter(n)))
+                .collect::<Vec<_>>()
+        }),
+    )?;
+    family(
+        e,
+        "foxborne_delivery_unreliable",
+        "1 while a second sender is suspected on the system id (sysid_conflict open): its loss and delivery figures mix two sequences.",
+        None,
+        MetricType::Gauge,
+        s.vehicles
+            .iter()
+            .filter(|v| v.delivery_frames.is_some())
+            .map(|v| (vec![("sysid", sysid(v))], level(v.delivery_unreliable.into()))),
+    )?;
+    family(
+        e,
+        "foxborne_link_gap_open",
+        "1 for each link silent for a system while another link hears it (link_gap open).",
+        None,
+        MetricType::Gauge,
+        s.vehicles.iter().flat_map(|v| {
+            v.link_gaps
+                .iter()
+                .map(|g| {
+                    (
+                        vec![("sysid", sysid(v)), ("link", g.link.clone())],
+                        level(1),
+                    )
+                })
+                .collect::<Vec<_>>()
+        }),
+    )?;
+    family(
+        e,
+        "foxborne_sysid_conflict_open",
+        "1 for each (system id, component) with two senders suspected (sysid_conflict open).",
+        None,
+        MetricType::Gauge,
+        s.vehicles.iter().flat_map(|v| {
+            v.conflicts
+                .iter()
+                .map(|c| {
+                    (
+                        vec![("sysid", sysid(v)), ("compid", c.compid.to_string())],
+                        level(1),
+                    )
+                })
+                .collect::<Vec<_>>()
+        }),
+    )?;
+    family(
+        e,
+        "foxborne_stream_frames_per_second",
+        "Each system's message rate over the last 3 s of receipt time (each frame once).",
+        None,
+        MetricType::Gauge,
+        s.vehicles.iter().flat_map(|v| {
+            v.streams
+                .iter()
+                .map(|st| {
+                    (
+                        vec![("sysid", sysid(v)), ("msg", st.msg.clone())],
+                        gauge(st.rate_hz),
+                    )
+                })
+                .collect::<Vec<_>>()
+        }),
+    )?;
+    family(
+        e,
+        "foxborne_stream_stalled",
+        "1 for each steady stream that stopped or fell below half its rate while heartbeats go on (stream event open).",
+        None,
+        MetricType::Gauge,
+        s.vehicles.iter().flat_map(|v| {
+            v.streams
+                .iter()
+                .filter(|st| st.event.is_some())
+                .map(|st| (vec![("sysid", sysid(v)), ("msg", st.msg.clone())], level(1)))
+                .collect::<Vec<_>>()
+        }),
+    )?;
+    Ok(())
+}
+
+/// Per link and radio: the latest RADIO_STATUS.
+fn radio_families(e: &mut DescriptorEncoder, s: &StatusSnapshot) -> std::fmt::Result {
+    let radios = || {
+        s.links.iter().flat_map(|l| {
+            l.radios.iter().map(move |r| {
+                let labels = vec![
+                    ("link", l.name.clone()),
+                    ("radio", format!("{}/{}", r.sysid, r.compid)),
+                ];
+                (labels, r)
+            })
+        })
+    };
+    let sided = |labels: &Labels, side: &str| {
+        let mut l = labels.clone();
+        l.push(("side", side.to_string()));
+        l
+    };
+    family(
+        e,
+        "foxborne_radio_rssi_dbm",
+        "The radio's received signal (RADIO_STATUS rssi: side=\"local\", remrssi: side=\"remote\") in dBm by the SiK rule.",
+        None,
+        MetricType::Gauge,
+        radios().flat_map(|(labels, r)| {
+            [("local", r.rssi_dbm), ("remote", r.remrssi_dbm)]
+                .into_iter()
+                .filter_map(|(side, dbm)| Some((sided(&labels, side), gauge(dbm?))))
+                .collect::<Vec<_>>()
+        }),
+    )?;
+    family(
+        e,
+        "foxborne_radio_noise",
+        "The radio's noise level in its own units (RADIO_STATUS noise: side=\"local\", remnoise: side=\"remote\").",
+        None,
+        MetricType::Gauge,
+        radios().flat_map(|(labels, r)| {
+            [("local", r.noise), ("remote", r.remnoise)]
+                .map(|(side, n)| (sided(&labels, side), level(n.into())))
+        }),
+    )?;
+    family(
+        e,
+        "foxborne_radio_rxerrors",
+        "The radio's own count of receive errors (it wraps at 65536 and restarts with the radio).",
+        None,
+        MetricType::Gauge,
+        radios().map(|(labels, r)| (labels, level(r.rxerrors.into()))),
+    )?;
+    family(
+        e,
+        "foxborne_radio_fixed",
+        "The radio's own count of packets it corrected (it wraps at 65536 and restarts with the radio).",
+        None,
+        MetricType::Gauge,
+        radios().map(|(labels, r)| (labels, level(r.fixed.into()))),
+    )?;
+    family(
+        e,
+        "foxborne_radio_txbuf",
+        "The radio's transmit buffer free space, in percent.",
+        None,
+        MetricType::Gauge,
+        radios().map(|(labels, r)| (labels, level(r.txbuf.into()))),
+    )?;
+    family(
+        e,
+        "foxborne_radio_report_timestamp",
+        "When the radio's latest RADIO_STATUS was received.",
+        Some(Unit::Seconds),
+        MetricType::Gauge,
+        radios().filter_map(|(labels, r)| {
+            let ns = crate::monitor::parse_utc_ns(&r.utc)?;
+            Some((labels, gauge(ns as f64 / 1e9)))
         }),
     )?;
     Ok(())

@@ -149,6 +149,66 @@ pub struct VehicleSnapshot {
     /// What its (autopilot's) latest HEARTBEAT says.
     #[serde(default)]
     pub heartbeat: Option<HeartbeatSnapshot>,
+    /// The silence that is a gap for this vehicle (its own threshold, or its links' longest).
+    #[serde(default)]
+    pub threshold_s: f64,
+    /// What its links deliver, in percent of the frames its sequence numbers say were sent:
+    /// per link by name, and `any` for the union (each frame counted once, whichever link
+    /// brought it).
+    #[serde(default)]
+    pub delivery: BTreeMap<String, f64>,
+    /// The counts behind `delivery`.
+    #[serde(default)]
+    pub delivery_frames: Option<DeliveryFrames>,
+    /// A second sender on this system id is suspected (`sysid_conflict` open): its loss and
+    /// delivery figures mix two senders' sequences and are not to be trusted.
+    #[serde(default)]
+    pub delivery_unreliable: bool,
+    /// The open `link_gap` events: links silent for this vehicle while others hear it.
+    #[serde(default)]
+    pub link_gaps: Vec<crate::monitor::event::LinkGapEvent>,
+    /// The open `sysid_conflict` events (one per component with two senders).
+    #[serde(default)]
+    pub conflicts: Vec<crate::monitor::event::SysidConflictEvent>,
+    /// Its message streams: rate over the last 3 s, and an open `stream` event.
+    #[serde(default)]
+    pub streams: Vec<MessageStreamSnapshot>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeliveryFrames {
+    pub sent: u64,
+    pub any: u64,
+    pub links: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageStreamSnapshot {
+    pub msgid: u32,
+    pub msg: String,
+    pub rate_hz: f64,
+    pub last_utc: String,
+    /// The open `stream` event (`stopped` or `slowed`), if any.
+    pub event: Option<crate::monitor::event::StreamEvent>,
+}
+
+/// A radio's latest RADIO_STATUS on a link (see [`crate::monitor::radio`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RadioSnapshot {
+    pub sysid: u8,
+    pub compid: u8,
+    pub utc: String,
+    pub rssi: u8,
+    pub remrssi: u8,
+    pub rssi_dbm: Option<f64>,
+    pub remrssi_dbm: Option<f64>,
+    pub noise: u8,
+    pub remnoise: u8,
+    pub rxerrors: u16,
+    pub fixed: u16,
+    pub txbuf: u8,
+    /// Reports kept (the last 10 minutes).
+    pub reports: usize,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -205,6 +265,12 @@ pub struct LinkSnapshot {
     /// `kernel` (the socket buffer overflowed, `SO_RXQ_OVFL`).
     #[serde(default)]
     pub dropped: BTreeMap<String, u64>,
+    /// Frames that continued a second run of sequence numbers (two senders on one id).
+    #[serde(default)]
+    pub seq_interleaved: u64,
+    /// The radios reporting on this link (RADIO_STATUS), each its latest report.
+    #[serde(default)]
+    pub radios: Vec<RadioSnapshot>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
