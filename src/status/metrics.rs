@@ -837,6 +837,24 @@ mod tests {
             ),
             ("foxborne_forward_peers{forward=\"gcs\"}", "1"),
             ("foxborne_forward_ignored_bytes_total{forward=\"gcs\"}", "21"),
+            ("foxborne_delivery_sent_frames_total{sysid=\"4\"}", "1000"),
+            (
+                "foxborne_delivery_heard_frames_total{sysid=\"4\",link=\"any\"}",
+                "996",
+            ),
+            (
+                "foxborne_delivery_heard_frames_total{sysid=\"4\",link=\"radio1\"}",
+                "920",
+            ),
+            (
+                "foxborne_stream_frames_per_second{sysid=\"4\",msg=\"GLOBAL_POSITION_INT\"}",
+                "10.0",
+            ),
+            (
+                "foxborne_radio_rssi_dbm{link=\"radio1\",radio=\"51/68\",side=\"remote\"}",
+                "-74.4",
+            ),
+            ("foxborne_radio_txbuf{link=\"radio1\",radio=\"51/68\"}", "97"),
         ] {
             assert_eq!(sample(&text, series), Some(value), "{series}\n{text}");
         }
