@@ -59,16 +59,55 @@ pub struct HeartbeatSeen<'a> {
     pub utc_ns: i64,
 }
 
+/// The last [`MIN_SWITCHES`] (or [`MIN_INTERLEAVED`]) instants of one kind of evidence: it
+/// holds when the oldest of them is inside the window. Constant work per frame, whatever the
+/// rate (a vehicle may send HEARTBEAT at hundreds a second).
+#[derive(Debug, Default, Clone)]
+struct Recent {
+    times: VecDeque<i64>,
+}
+
+impl Recent {
+    fn push(&mut self, utc_ns: i64, keep: usize) {
+        if self.times.len() == keep {
+            self.times.pop_front();
+        }
+        self.times.push_back(utc_ns);
+    }
+
+    fn holds(&self, keep: usize, now_ns: i64) -> bool {
+        self.times.len() == keep && self.times.front().is_some_and(|&t| t >= now_ns - WINDOW_NS)
+    }
+}
+
+/// A peer address heard on one link: its last heartbeat's time and number.
+#[derive(Debug, Clone)]
+struct Source {
+    last_ns: i64,
+    seq: u8,
+}
+
+/// The most peer addresses remembered per link and sender (the oldest is forgotten).
+const MAX_SOURCES: usize = 8;
+
+#[derive(Debug, Default)]
+struct LinkSources {
+    sources: BTreeMap<String, Source>,
+    /// The source of the last heartbeat that was not a copy.
+    last: Option<String>,
+    switches: Recent,
+}
+
 #[derive(Debug, Default)]
 struct Sender {
-    /// Interleaved frames: (time, link).
-    interleaved: VecDeque<(i64, LinkId)>,
+    interleaved: Recent,
     /// Per link: the two runs' last numbers and the interleaved count, for the evidence.
     runs: BTreeMap<LinkId, (String, [u8; 2], u64)>,
-    /// Heartbeats' identities: (time, type, autopilot).
-    identities: VecDeque<(i64, u8, u8)>,
-    /// Per link, heartbeats' sources: (time, source, seq, a copy of another source's).
-    sources: BTreeMap<LinkId, VecDeque<(i64, String, u8, bool)>>,
+    identity: Option<(u8, u8)>,
+    identity_switches: Recent,
+    /// Every (type, autopilot) seen in the current window of evidence.
+    identities: BTreeSet<(u8, u8)>,
+    sources: BTreeMap<LinkId, LinkSources>,
     /// Every link this sender was heard on (names), for the evidence.
     link_names: BTreeMap<LinkId, String>,
     open: Option<SysidConflictEvent>,
@@ -78,19 +117,21 @@ struct Sender {
 #[derive(Debug, Default)]
 pub struct ConflictDetector {
     senders: BTreeMap<(u8, u8), Sender>,
+    /// The senders with a conflict open, so polling costs nothing when there are none.
+    open: BTreeSet<(u8, u8)>,
     names: BTreeMap<u8, String>,
 }
 
 impl ConflictDetector {
     pub fn new(names: BTreeMap<u8, String>) -> Self {
         Self {
-            senders: BTreeMap::new(),
             names,
+            ..Self::default()
         }
     }
 
-    /// A frame that continued a second run of sequence numbers: `seq`, while the first run
-    /// was at `primary_seq`.
+    /// A frame that continued a second run of sequence numbers on `link`: `runs` is the first
+    /// run's last number and this frame's.
     pub fn interleaved(
         &mut self,
         link: LinkId,
@@ -101,44 +142,80 @@ impl ConflictDetector {
         utc_ns: i64,
     ) -> Option<SysidConflictEvent> {
         let sender = self.senders.entry((sysid, compid)).or_default();
-        sender.interleaved.push_back((utc_ns, link));
-        let entry = sender
-            .runs
-            .entry(link)
-            .or_insert_with(|| (link_name.to_string(), runs, 0));
-        entry.1 = runs;
-        entry.2 += 1;
-        sender
-            .link_names
-            .entry(link)
-            .or_insert_with(|| link_name.to_string());
+        sender.interleaved.push(utc_ns, MIN_INTERLEAVED);
+        match sender.runs.get_mut(&link) {
+            Some(entry) => {
+                entry.1 = runs;
+                entry.2 += 1;
+            }
+            None => {
+                sender.runs.insert(link, (link_name.to_string(), runs, 1));
+                sender.link_names.insert(link, link_name.to_string());
+            }
+        }
         self.judge(sysid, compid, utc_ns)
     }
 
     pub fn heartbeat(&mut self, hb: HeartbeatSeen<'_>) -> Option<SysidConflictEvent> {
         let sender = self.senders.entry((hb.sysid, hb.compid)).or_default();
-        sender
-            .identities
-            .push_back((hb.utc_ns, hb.mav_type, hb.autopilot));
+        let identity = (hb.mav_type, hb.autopilot);
+        if sender.identity.is_some_and(|i| i != identity) {
+            sender.identity_switches.push(hb.utc_ns, MIN_SWITCHES);
+        }
+        sender.identity = Some(identity);
+        if sender.identities.len() < MAX_SOURCES {
+            sender.identities.insert(identity);
+        }
         if let Some(src) = hb.src {
             let seen = sender.sources.entry(hb.link).or_default();
-            let copy = seen.iter().any(|(t, other, seq, _)| {
-                *seq == hb.seq && other != src && hb.utc_ns - t <= COPY_WITHIN_NS
+            let copy = seen.sources.iter().any(|(other, last)| {
+                last.seq == hb.seq && other != src && hb.utc_ns - last.last_ns <= COPY_WITHIN_NS
             });
-            seen.push_back((hb.utc_ns, src.to_string(), hb.seq, copy));
+            match seen.sources.get_mut(src) {
+                Some(known) => {
+                    known.last_ns = hb.utc_ns;
+                    known.seq = hb.seq;
+                }
+                None => {
+                    if seen.sources.len() == MAX_SOURCES {
+                        let oldest = seen
+                            .sources
+                            .iter()
+                            .min_by_key(|(_, s)| s.last_ns)
+                            .map(|(k, _)| k.clone());
+                        if let Some(oldest) = oldest {
+                            seen.sources.remove(&oldest);
+                        }
+                    }
+                    seen.sources.insert(
+                        src.to_string(),
+                        Source {
+                            last_ns: hb.utc_ns,
+                            seq: hb.seq,
+                        },
+                    );
+                }
+            }
+            if !copy {
+                if seen.last.as_deref().is_some_and(|last| last != src) {
+                    seen.switches.push(hb.utc_ns, MIN_SWITCHES);
+                }
+                if seen.last.as_deref() != Some(src) {
+                    seen.last = Some(src.to_string());
+                }
+            }
         }
-        sender
-            .link_names
-            .entry(hb.link)
-            .or_insert_with(|| hb.link_name.to_string());
+        if !sender.link_names.contains_key(&hb.link) {
+            sender.link_names.insert(hb.link, hb.link_name.to_string());
+        }
         self.judge(hb.sysid, hb.compid, hb.utc_ns)
     }
 
     /// When an open conflict closes for want of evidence.
     pub fn next_deadline(&self) -> Option<i64> {
-        self.senders
-            .values()
-            .filter(|s| s.open.is_some())
+        self.open
+            .iter()
+            .filter_map(|key| self.senders.get(key))
             .map(|s| s.last_evidence_ns + WINDOW_NS + 1)
             .min()
     }
@@ -146,24 +223,34 @@ impl ConflictDetector {
     /// Closes the conflicts with no evidence for a whole window by `now_ns`.
     pub fn poll(&mut self, now_ns: i64) -> Vec<SysidConflictEvent> {
         let mut events = Vec::new();
-        for s in self.senders.values_mut() {
+        let open: Vec<(u8, u8)> = self.open.iter().copied().collect();
+        for key in open {
+            let Some(s) = self.senders.get_mut(&key) else {
+                continue;
+            };
             let due = s.last_evidence_ns + WINDOW_NS + 1;
-            if s.open.is_some() && due <= now_ns {
-                let open = s.open.take().expect("checked");
-                let lasted_ns = s.last_evidence_ns - open.utc.ns();
-                events.push(SysidConflictEvent {
-                    utc: UtcTime(due),
-                    state: GapState::Closed,
-                    title: format!(
-                        "One sender again on system id {}, component {}: no evidence of a second for {} s",
-                        open.sysid,
-                        open.compid,
-                        WINDOW_NS / NANOS_PER_SECOND
-                    ),
-                    lasted_s: Some(lasted_ns.max(0) as f64 / 1e9),
-                    ..open
-                });
+            if due > now_ns {
+                continue;
             }
+            let Some(open) = s.open.take() else { continue };
+            self.open.remove(&key);
+            let lasted_ns = s.last_evidence_ns - open.utc.ns();
+            s.identities.clear();
+            if let Some(identity) = s.identity {
+                s.identities.insert(identity);
+            }
+            events.push(SysidConflictEvent {
+                utc: UtcTime(due),
+                state: GapState::Closed,
+                title: format!(
+                    "One sender again on system id {}, component {}: no evidence of a second for {} s",
+                    open.sysid,
+                    open.compid,
+                    WINDOW_NS / NANOS_PER_SECOND
+                ),
+                lasted_s: Some(lasted_ns.max(0) as f64 / 1e9),
+                ..open
+            });
         }
         events.sort_by_key(|e| (e.utc, e.sysid, e.compid));
         events
@@ -171,25 +258,19 @@ impl ConflictDetector {
 
     /// The system ids with a conflict open now.
     pub fn conflicted(&self) -> BTreeSet<u8> {
-        self.senders
-            .iter()
-            .filter(|(_, s)| s.open.is_some())
-            .map(|(&(sysid, _), _)| sysid)
-            .collect()
+        self.open.iter().map(|&(sysid, _)| sysid).collect()
     }
 
     pub fn open_conflicts(&self) -> Vec<&SysidConflictEvent> {
-        self.senders
-            .values()
-            .filter_map(|s| s.open.as_ref())
+        self.open
+            .iter()
+            .filter_map(|key| self.senders.get(key)?.open.as_ref())
             .collect()
     }
 
     fn judge(&mut self, sysid: u8, compid: u8, now_ns: i64) -> Option<SysidConflictEvent> {
-        let name = self.names.get(&sysid).cloned();
         let sender = self.senders.get_mut(&(sysid, compid))?;
-        forget_before(sender, now_ns - WINDOW_NS);
-        let reasons = reasons(sender);
+        let reasons = reasons(sender, now_ns);
         if reasons.is_empty() {
             return None;
         }
@@ -197,55 +278,27 @@ impl ConflictDetector {
         if sender.open.is_some() {
             return None;
         }
+        let name = self.names.get(&sysid).cloned();
         let event = evidence(sender, sysid, compid, name, &reasons, now_ns);
         sender.open = Some(event.clone());
+        self.open.insert((sysid, compid));
         Some(event)
     }
 }
 
-fn forget_before(s: &mut Sender, from_ns: i64) {
-    while s.interleaved.front().is_some_and(|(t, _)| *t < from_ns) {
-        s.interleaved.pop_front();
-    }
-    while s.identities.front().is_some_and(|(t, _, _)| *t < from_ns) {
-        s.identities.pop_front();
-    }
-    for seen in s.sources.values_mut() {
-        while seen.front().is_some_and(|(t, _, _, _)| *t < from_ns) {
-            seen.pop_front();
-        }
-    }
-}
-
-fn switches<T: PartialEq>(values: impl Iterator<Item = T>) -> usize {
-    let mut previous: Option<T> = None;
-    let mut count = 0;
-    for v in values {
-        if previous.as_ref().is_some_and(|p| *p != v) {
-            count += 1;
-        }
-        previous = Some(v);
-    }
-    count
-}
-
-fn reasons(s: &Sender) -> Vec<Reason> {
+fn reasons(s: &Sender, now_ns: i64) -> Vec<Reason> {
     let mut reasons = Vec::new();
-    if s.interleaved.len() >= MIN_INTERLEAVED {
+    if s.interleaved.holds(MIN_INTERLEAVED, now_ns) {
         reasons.push(Reason::InterleavedSequences);
     }
-    if switches(s.identities.iter().map(|&(_, t, a)| (t, a))) >= MIN_SWITCHES {
+    if s.identity_switches.holds(MIN_SWITCHES, now_ns) {
         reasons.push(Reason::HeartbeatIdentity);
     }
-    // Copies (another source's number again) are passed over: a router's second copy.
-    let sources_alternate = s.sources.values().any(|seen| {
-        switches(
-            seen.iter()
-                .filter(|(_, _, _, copy)| !copy)
-                .map(|(_, src, _, _)| src),
-        ) >= MIN_SWITCHES
-    });
-    if sources_alternate {
+    // Copies (another source's number again) are not switches: a router's second copy.
+    if s.sources
+        .values()
+        .any(|seen| seen.switches.holds(MIN_SWITCHES, now_ns))
+    {
         reasons.push(Reason::Sources);
     }
     reasons
@@ -259,11 +312,15 @@ fn evidence(
     reasons: &[Reason],
     now_ns: i64,
 ) -> SysidConflictEvent {
-    let identities: BTreeSet<(u8, u8)> = s.identities.iter().map(|&(_, t, a)| (t, a)).collect();
     let sources: BTreeSet<String> = s
         .sources
         .values()
-        .flat_map(|seen| seen.iter().map(|(_, src, _, _)| src.clone()))
+        .flat_map(|seen| {
+            seen.sources
+                .iter()
+                .filter(|(_, src)| src.last_ns >= now_ns - WINDOW_NS)
+                .map(|(addr, _)| addr.clone())
+        })
         .collect();
     let said: Vec<&str> = reasons
         .iter()
@@ -283,9 +340,10 @@ fn evidence(
         reasons: reasons.iter().map(|r| r.as_str().to_string()).collect(),
         links: s.link_names.values().cloned().collect(),
         sources: sources.into_iter().collect(),
-        identities: identities
-            .into_iter()
-            .map(|(mav_type, autopilot)| ConflictIdentity {
+        identities: s
+            .identities
+            .iter()
+            .map(|&(mav_type, autopilot)| ConflictIdentity {
                 mav_type,
                 autopilot,
             })

@@ -106,9 +106,11 @@ impl LinkGapDetector {
                 t.track = Track::Returning(beat.utc_ns);
             }
         }
-        let now_hearing = hearing(system, beat.utc_ns);
-        for e in &mut events {
-            e.hearing = now_hearing.clone();
+        if !events.is_empty() {
+            let now_hearing = hearing(system, beat.utc_ns);
+            for e in &mut events {
+                e.hearing = now_hearing.clone();
+            }
         }
         events
     }
@@ -192,6 +194,14 @@ impl LinkGapDetector {
             }
         }
         events
+    }
+
+    /// Whether `sysid` has been heard on a link other than `link` (only then can it have a
+    /// link gap, and only then is the margin worth working out).
+    pub fn heard_elsewhere(&self, sysid: u8, link: LinkId) -> bool {
+        self.systems
+            .get(&sysid)
+            .is_some_and(|s| s.links.keys().any(|&l| l != link))
     }
 
     /// The link gaps open now.

@@ -104,10 +104,14 @@ impl Watch {
                     .map(Event::from)
                     .collect();
                 let config = self.gap.config();
-                let margin_ns = self
-                    .gap
-                    .cadence(sysid)
-                    .map_or(0, |(interval, _)| interval / 2);
+                // Half the heartbeat interval, worked out only for a vehicle on two links.
+                let margin_ns = if self.link_gaps.heard_elsewhere(sysid, link) {
+                    self.gap
+                        .cadence(sysid)
+                        .map_or(0, |(interval, _)| interval / 2)
+                } else {
+                    0
+                };
                 let beat = Beat {
                     sysid,
                     link,
