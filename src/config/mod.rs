@@ -333,6 +333,64 @@ url = "http://127.0.0.1:9000/alerts"
         assert!(err.contains("link[0].rcvbuf_kb"), "{err}");
     }
 
+    /// Issue 28: a threshold per vehicle and per link, checked at load, and how a vehicle's
+    /// threshold follows from them.
+    #[test]
+    fn thresholds_per_vehicle_and_per_link() {
+        let c = parse(
+            "[gap]\nthreshold_s = 3.0\nthresholds = { 22 = 60.0 }\n\
+             [[link]]\nname = \"radio1\"\nudp = \"0.0.0.0:1\"\n\
+             [[link]]\nname = \"satcom\"\nudp = \"0.0.0.0:2\"\ngap_threshold_s = 120.0\n",
+        )
+        .unwrap();
+        let gap = c.watch_settings().gap;
+        let radio1 = ["radio1".to_string()];
+        let both = ["radio1".to_string(), "satcom".to_string()];
+        assert_eq!(gap.vehicle_threshold_ns(4, radio1.iter()), 3_000_000_000);
+        // Heard on the satellite link: the longest of its links' thresholds.
+        assert_eq!(gap.vehicle_threshold_ns(4, both.iter()), 120_000_000_000);
+        // Its own threshold replaces the rest.
+        assert_eq!(gap.vehicle_threshold_ns(22, both.iter()), 60_000_000_000);
+        assert_eq!(gap.link_threshold_ns(22, "radio1"), 60_000_000_000);
+        assert_eq!(gap.link_threshold_ns(22, "satcom"), 120_000_000_000);
+        assert_eq!(gap.link_threshold_ns(4, "radio1"), 3_000_000_000);
+        let e = c.effective();
+        assert_eq!(e["gap"]["thresholds"]["22"], 60.0);
+        assert_eq!(e["link"][1]["gap_threshold_s"], 120.0);
+        let link = "[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n";
+        for (text, key, why) in [
+            (
+                "[gap]\nthresholds = { x = 5.0 }\n",
+                "gap.thresholds.x",
+                "system id",
+            ),
+            (
+                "[gap]\nthresholds = { 4 = 0.01 }\n",
+                "gap.thresholds.4",
+                "out of range",
+            ),
+            (
+                "[gap]\nignore_sysids = [255]\nthresholds = { 255 = 9.0 }\n",
+                "gap.thresholds.255",
+                "ignore_sysids",
+            ),
+        ] {
+            let err = parse(&format!("{text}{link}")).unwrap_err().to_string();
+            assert!(err.contains(key) && err.contains(why), "{text}: {err}");
+        }
+        let err = parse(&format!("{link}gap_threshold_s = 1e9\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("link[0].gap_threshold_s"), "{err}");
+        let err = parse("[[link]]\nname = \"any\"\nudp = \"0.0.0.0:1\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("link[0].name") && err.contains("union"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn webhooks_are_one_table_or_many() {
         let link = "[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n";

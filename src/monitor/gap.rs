@@ -540,6 +540,42 @@ mod tests {
         }
     }
 
+    /// A slow-beating vehicle with its own threshold, and one heard on a satellite link with
+    /// the link's own: each judged by its own, the rest by the default.
+    #[test]
+    fn a_vehicle_or_a_link_with_its_own_threshold_is_judged_by_it() {
+        let mut config = GapConfig::default();
+        config.vehicle_thresholds_ns.insert(22, 60 * SECOND);
+        config
+            .link_thresholds_ns
+            .insert("satcom".to_string(), 120 * SECOND);
+        let mut gaps = GapDetector::new(config, T0);
+        // 22 beats every 30 s; 4 is heard on the satellite link every 90 s; 5 once, then silent.
+        let mut events = Vec::new();
+        for s in (0..=180).step_by(30) {
+            events.extend(gaps.poll(T0 + s * SECOND));
+            events.extend(gaps.on_heartbeat(22, "radio1", T0 + s * SECOND));
+            if s % 90 == 0 {
+                events.extend(gaps.on_heartbeat(4, "satcom", T0 + s * SECOND));
+            }
+            if s == 0 {
+                events.extend(gaps.on_heartbeat(5, "radio1", T0 + s * SECOND));
+            }
+        }
+        let gapped: Vec<(u8, f64)> = events.iter().map(|e| (e.sysid, e.threshold_s)).collect();
+        assert_eq!(gapped, [(5, 3.0)], "{events:?}");
+        let vehicles = gaps.vehicles();
+        let threshold = |sysid: u8| {
+            vehicles
+                .iter()
+                .find(|v| v.sysid == sysid)
+                .map(|v| v.threshold_ns)
+        };
+        assert_eq!(threshold(22), Some(60 * SECOND));
+        assert_eq!(threshold(4), Some(120 * SECOND));
+        assert_eq!(threshold(5), Some(3 * SECOND));
+    }
+
     #[test]
     fn silence_of_exactly_the_threshold_is_not_a_gap() {
         let mut gaps = detector();

@@ -10,7 +10,7 @@
 
 use super::conflict::{ConflictDetector, HeartbeatSeen};
 use super::delivery::{Delivered, Delivery};
-use super::event::{Event, GapState};
+use super::event::Event;
 use super::gap::{GapConfig, GapDetector};
 use super::heartbeat::HeartbeatTracker;
 use super::input::{FrameSeen, MonitorInput};
@@ -254,12 +254,11 @@ impl Watch {
     fn with_radios(&self, mut events: Vec<Event>) -> Vec<Event> {
         for event in &mut events {
             match event {
+                // Up to the event: the open's instant, or the heartbeat that closed it.
                 Event::TelemetryGap(g) => {
-                    let (last, until) = match g.state {
-                        GapState::Open => (g.last_recv_utc, g.utc),
-                        GapState::Closed => (g.last_recv_utc, g.utc),
+                    let (Some(last), until) = (g.last_recv_utc, g.utc) else {
+                        continue;
                     };
-                    let Some(last) = last else { continue };
                     g.radio = g
                         .links
                         .iter()

@@ -146,8 +146,11 @@ impl RangeJudge {
         let complete = self.inputs.complete_through(legacy).unwrap_or(legacy);
         let mark = now_ns.map_or(complete, |now| complete.min(now));
         self.judged_ns = self.judged_ns.max(mark);
-        let mut events: Vec<Event> =
-            driver::events(self.driver.advance(self.judged_ns, None)).collect();
+        // A site that stops hearing a vehicle another site hears is the coverage event
+        // `site_left`, said once in the range's words: its link gap would say it again.
+        let mut events: Vec<Event> = driver::events(self.driver.advance(self.judged_ns, None))
+            .filter(|e| !matches!(e, Event::LinkGap(_)))
+            .collect();
         events.extend(
             self.coverage
                 .poll(self.judged_ns)
