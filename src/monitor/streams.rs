@@ -9,13 +9,17 @@
 //! passed it), so a receiver backlog neither stops a stream nor hides a stop.
 //!
 //! Rules:
-//! - Steady: over the [`BASELINE_S`] seconds before the last [`RECENT_S`], at least
-//!   [`MIN_RATE`] frames/s by the median second, and no second below half the median or
-//!   above twice it.
-//! - Opens when the last [`RECENT_S`] seconds carry less than half the steady rate
-//!   (`stopped` when the last two seconds carried none, `slowed` otherwise) while the heartbeats
+//! - Judged over a recent window long enough to expect [`MIN_EXPECTED`] frames at the steady
+//!   rate (3 s at least, 10 s at most: a 2/s stream is judged over 4 s), so a radio that loses
+//!   a burst of a slow stream's frames does not make it "stop".
+//! - Steady: over the [`BASELINE_S`] seconds before the recent window, at least [`MIN_RATE`]
+//!   frames/s by the median second, and no second below half the median or above twice it.
+//! - Opens when the recent window carries less than half the steady rate, no second of it at
+//!   the steady rate (`stopped` when it carried none, `slowed` otherwise), while the heartbeats
 //!   go on (one came in the last two seconds).
-//! - Closes when the last [`RECENT_S`] seconds carry half the rate it had again.
+//! - Closes when the recent window carries half the rate it had again.
+//! - Messages sent in answer to a request (parameters, missions, logs, commands, text) are not
+//!   streams: a parameter download at 25/s that ends is not a stream stopping ([`REQUESTED`]).
 //!
 //! Pure: counts and times in, events out.
 
@@ -24,8 +28,23 @@ use super::utc::{UtcTime, NANOS_PER_SECOND};
 use std::collections::BTreeMap;
 
 pub const BASELINE_S: usize = 10;
+/// The rate shown on `/status` is over this many seconds; the shortest recent window too.
 pub const RECENT_S: usize = 3;
+const MAX_RECENT_S: i64 = 10;
+/// The recent window is long enough to expect this many frames at the steady rate.
+pub const MIN_EXPECTED: u32 = 8;
 pub const MIN_RATE: u32 = 2;
+
+/// Answers to a request, not streams: PARAM_REQUEST_READ, PARAM_REQUEST_LIST, PARAM_VALUE,
+/// PARAM_SET, MISSION_ITEM, MISSION_REQUEST, MISSION_REQUEST_LIST, MISSION_COUNT, MISSION_ACK,
+/// MISSION_REQUEST_INT, MISSION_ITEM_INT, COMMAND_INT, COMMAND_LONG, COMMAND_ACK, LOG_ENTRY,
+/// LOG_REQUEST_DATA, LOG_DATA, FILE_TRANSFER_PROTOCOL, TIMESYNC, DATA_TRANSMISSION_HANDSHAKE,
+/// ENCAPSULATED_DATA, PARAM_EXT_VALUE, STATUSTEXT; and HEARTBEAT and RADIO_STATUS, which have
+/// rules of their own (the gaps, the radio watch).
+pub const REQUESTED: [u32; 25] = [
+    20, 21, 22, 23, 39, 40, 43, 44, 47, 51, 73, 75, 76, 77, 118, 119, 120, 110, 111, 130, 131, 322,
+    253, 0, 109,
+];
 /// Seconds of counts kept per stream (the baseline and recent windows, and frames stamped
 /// ahead of the judged second while the watermark is held back).
 const RING_S: usize = 64;
@@ -83,6 +102,9 @@ impl StreamWatch {
 
     /// One frame, the first copy of it heard (on any link).
     pub fn frame(&mut self, sysid: u8, msgid: u32, name: &'static str, utc_ns: i64) {
+        if REQUESTED.contains(&msgid) {
+            return;
+        }
         let second = utc_ns.div_euclid(NANOS_PER_SECOND);
         let stream = self
             .streams
@@ -170,10 +192,23 @@ impl StreamWatch {
     }
 }
 
-/// The median second of the baseline before `second`'s recent window, when the stream was
-/// steady then.
-fn steady_rate(stream: &Stream, second: i64) -> Option<u32> {
-    let end = second - RECENT_S as i64;
+/// The recent window for a stream at `rate` frames/s: long enough to expect
+/// [`MIN_EXPECTED`] frames.
+fn recent_window_s(rate: u32) -> i64 {
+    i64::from(MIN_EXPECTED.div_ceil(rate.max(1))).clamp(RECENT_S as i64, MAX_RECENT_S)
+}
+
+/// The steady rate (median second) of the baseline before `second`'s recent window, and that
+/// window's length, when the stream was steady then.
+fn steady(stream: &Stream, second: i64) -> Option<(u32, i64)> {
+    let first_guess = steady_rate(stream, second - RECENT_S as i64)?;
+    let window = recent_window_s(first_guess);
+    Some((steady_rate(stream, second - window)?, window))
+}
+
+/// The median second of the [`BASELINE_S`] seconds up to `end`, when the stream was steady
+/// then.
+fn steady_rate(stream: &Stream, end: i64) -> Option<u32> {
     let mut base: Vec<u32> = (0..BASELINE_S as i64)
         .map(|k| stream.count(end - k))
         .collect();
@@ -191,12 +226,13 @@ fn judge(
     heartbeats_go_on: bool,
     names: &BTreeMap<u8, String>,
 ) -> Option<StreamEvent> {
-    let recent: u32 = (0..RECENT_S as i64).map(|k| stream.count(second - k)).sum();
+    let recent = |window: i64| -> u32 { (0..window).map(|k| stream.count(second - k)).sum() };
     let at = UtcTime((second + 1) * NANOS_PER_SECOND);
-    let observed_hz = f64::from(recent) / RECENT_S as f64;
     match &stream.open {
         Some(open) => {
             let expected = open.expected_hz;
+            let window = recent_window_s(expected as u32);
+            let observed_hz = f64::from(recent(window)) / window as f64;
             if observed_hz * 2.0 >= expected {
                 let open = stream.open.take().expect("matched");
                 return Some(StreamEvent {
@@ -213,15 +249,16 @@ fn judge(
             None
         }
         None => {
-            let rate = steady_rate(stream, second)?;
-            if recent * 2 >= rate * RECENT_S as u32 {
+            let (rate, window) = steady(stream, second)?;
+            // Every second of the window below the steady rate, not a fall still under way.
+            let below = (0..window).all(|k| stream.count(second - k) < rate);
+            let recent = recent(window);
+            if !below || recent * 2 >= rate * window as u32 || !heartbeats_go_on {
                 return None;
             }
+            let observed_hz = f64::from(recent) / window as f64;
             let last_frame_ns = stream.last_ns.min(at.ns());
-            if !heartbeats_go_on {
-                return None;
-            }
-            let stopped = stream.count(second) == 0 && stream.count(second - 1) == 0;
+            let stopped = recent == 0;
             let expected_hz = f64::from(rate);
             let event = StreamEvent {
                 utc: at,
@@ -292,8 +329,8 @@ mod tests {
             (GapState::Open, "stopped")
         );
         assert_eq!(open.expected_hz, 10.0);
-        // Seconds 20 and 21 empty: judged once second 21 is complete.
-        assert_eq!(open.utc, UtcTime(T0 + 22 * S));
+        // Seconds 20, 21 and 22 empty (10/s is judged over 3 s): once second 22 is complete.
+        assert_eq!(open.utc, UtcTime(T0 + 23 * S));
         assert_eq!(open.last_recv_utc, UtcTime(T0 + 19 * S + 900 * MS + 3 * MS));
         feed(&mut w, 10, 30, 40);
         let events = poll_each_second(&mut w, 31, 40, false);
@@ -329,6 +366,24 @@ mod tests {
             }
         }
         assert!(poll_each_second(&mut w, 1, 40, false).is_empty());
+    }
+
+    /// What the corpus's SiK tlogs showed: a 2/s stream that loses a burst on the radio is not
+    /// a stream stopping, and a parameter download at 25/s that ends is no stream at all.
+    #[test]
+    fn a_slow_stream_s_lost_burst_and_a_parameter_download_are_not_streams_stopping() {
+        let mut w = StreamWatch::default();
+        for k in 0..100 {
+            // 2/s for 50 s, except that the radio lost frames 40..44 (2 s of them).
+            if !(40..44).contains(&k) {
+                w.frame(7, 24, "GPS_RAW_INT", T0 + k * S / 2);
+            }
+        }
+        for k in 0..25 * 20 {
+            w.frame(7, 22, "PARAM_VALUE", T0 + k * S / 25);
+        }
+        assert!(poll_each_second(&mut w, 1, 45, false).is_empty());
+        assert!(w.rates().iter().all(|r| r.msg != "PARAM_VALUE"));
     }
 
     #[test]
