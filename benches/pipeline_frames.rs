@@ -18,7 +18,7 @@ use foxborne_receiver::link::LinkId;
 use foxborne_receiver::monitor::WatchSettings;
 use foxborne_receiver::pipeline::{Advance, LinkBatch, PipelineCore, PipelineSettings};
 use foxborne_receiver::recorder::{LinkRecorder, Output, RecorderSettings};
-use foxborne_receiver::wire::build::{self, Header};
+use foxborne_receiver::wire::build::{self, lost, Header};
 use foxborne_receiver::wire::fields::FieldSelection;
 use std::collections::BTreeMap;
 
@@ -34,14 +34,6 @@ const BATCH: usize = 1024;
 fn thread_cpu_s() -> f64 {
     let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID).unwrap();
     t.tv_sec() as f64 + t.tv_nsec() as f64 / 1e9
-}
-
-fn lost(i: u64, salt: u64, percent: u64) -> bool {
-    let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt;
-    x ^= x >> 29;
-    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x ^= x >> 32;
-    x % 100 < percent
 }
 
 /// One second of traffic: per link, the datagrams (stamp, bytes) in arrival order.

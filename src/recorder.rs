@@ -358,13 +358,13 @@ fn observe(
     observations: &mut Vec<MonitorInput>,
 ) {
     use crate::monitor::input::{RECEIVER_STAMP_RESOLUTION_NS, RECEIVE_LOG_RESOLUTION_NS};
-    use crate::wire::fields::{HEARTBEAT, RADIO_STATUS, SYSTEM_TIME};
+    use crate::wire::fields::{HEARTBEAT, RADIO, RADIO_STATUS, SYSTEM_TIME};
     let utc_ns = arrival.utc_ns;
     let input = match frame.msgid {
         SYSTEM_TIME => {
             MonitorInput::from_frame(link, frame, None, utc_ns, RECEIVER_STAMP_RESOLUTION_NS)
         }
-        HEARTBEAT | RADIO_STATUS => {
+        HEARTBEAT | RADIO_STATUS | RADIO => {
             let logged_ns = utc_ns - utc_ns.rem_euclid(RECEIVE_LOG_RESOLUTION_NS);
             // The receipt's `src` as written: the JSON string without its quotes.
             let src = arrival.src_json.map(|json| json.trim_matches('"'));

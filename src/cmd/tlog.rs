@@ -37,7 +37,7 @@ pub enum TlogCommand {
         #[arg(
             long,
             value_delimiter = ',',
-            default_value = "HEARTBEAT,SYSTEM_TIME,STATUSTEXT,RADIO_STATUS"
+            default_value = "HEARTBEAT,SYSTEM_TIME,STATUSTEXT,RADIO_STATUS,RADIO"
         )]
         fields: Vec<String>,
     },

@@ -237,7 +237,10 @@ url = "http://127.0.0.1:9000/alerts"
         .unwrap();
         assert_eq!(c.links.len(), 2);
         assert_eq!(c.gap.vehicles[&22], "UGV-02");
-        assert_eq!(c.fields_for, FieldSelection::Only(vec![0, 2, 253, 109]));
+        assert_eq!(
+            c.fields_for,
+            FieldSelection::Only(vec![0, 2, 253, 109, 166])
+        );
         assert!(matches!(
             c.links[1].kind,
             LinkTransport::Serial { ref baud, .. } if baud.all() == [57600]

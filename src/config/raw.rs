@@ -20,9 +20,15 @@ fn default_buffer_mb() -> u64 {
 }
 fn default_fields() -> RawFields {
     RawFields::Names(
-        ["HEARTBEAT", "SYSTEM_TIME", "STATUSTEXT", "RADIO_STATUS"]
-            .map(String::from)
-            .to_vec(),
+        [
+            "HEARTBEAT",
+            "SYSTEM_TIME",
+            "STATUSTEXT",
+            "RADIO_STATUS",
+            "RADIO",
+        ]
+        .map(String::from)
+        .to_vec(),
     )
 }
 

@@ -171,18 +171,10 @@ fn link_bit(link: LinkId) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::build::lost;
 
     fn link(i: usize) -> LinkId {
         LinkId::new(i).unwrap()
-    }
-
-    /// Deterministic loss: frame `i` is lost on a link when `hash(i, salt) % 100 < percent`.
-    fn lost(i: u64, salt: u64, percent: u64) -> bool {
-        let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt;
-        x ^= x >> 29;
-        x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        x ^= x >> 32;
-        x % 100 < percent
     }
 
     /// 3,000 frames (the sequence wraps eleven times) over two links losing 8 % and 12 %,

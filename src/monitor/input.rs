@@ -6,7 +6,7 @@
 
 use crate::link::LinkId;
 use crate::receipt::ReceiptRecord;
-use crate::wire::fields::{self, HEARTBEAT, RADIO_STATUS, SYSTEM_TIME};
+use crate::wire::fields::{self, HEARTBEAT, RADIO, RADIO_STATUS, SYSTEM_TIME};
 use crate::wire::sequence::{SeqOutcome, SequenceTracker};
 use crate::wire::Frame;
 
@@ -73,7 +73,7 @@ impl MonitorInput {
                 seq: frame.seq,
                 src: src.map(Into::into),
             }),
-            RADIO_STATUS => Some(MonitorInput::RadioStatus {
+            RADIO_STATUS | RADIO => Some(MonitorInput::RadioStatus {
                 link,
                 sysid: frame.sysid,
                 compid: frame.compid,
@@ -114,7 +114,7 @@ impl MonitorInput {
             })),
             // Without its fields (a receive log written with another `fields` setting) a
             // RADIO_STATUS says nothing.
-            RADIO_STATUS => {
+            RADIO_STATUS | RADIO => {
                 Ok(record
                     .fields()
                     .as_ref()

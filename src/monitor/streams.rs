@@ -15,8 +15,8 @@
 //! - Steady: over the [`BASELINE_S`] seconds before the recent window, at least [`MIN_RATE`]
 //!   frames/s by the median second, and no second below half the median or above twice it.
 //! - Opens when the recent window carries less than half the steady rate, no second of it at
-//!   the steady rate (`stopped` when it carried none, `slowed` otherwise), while the heartbeats
-//!   go on (one came in the last two seconds).
+//!   the steady rate (`stopped` when its last two seconds carried none, `slowed` otherwise),
+//!   while the heartbeats go on (one came in the last two seconds).
 //! - Closes when the recent window carries half the rate it had again.
 //! - Messages sent in answer to a request (parameters, missions, logs, commands, text) are not
 //!   streams: a parameter download at 25/s that ends is not a stream stopping ([`REQUESTED`]).
@@ -39,11 +39,11 @@ pub const MIN_RATE: u32 = 2;
 /// PARAM_SET, MISSION_ITEM, MISSION_REQUEST, MISSION_REQUEST_LIST, MISSION_COUNT, MISSION_ACK,
 /// MISSION_REQUEST_INT, MISSION_ITEM_INT, COMMAND_INT, COMMAND_LONG, COMMAND_ACK, LOG_ENTRY,
 /// LOG_REQUEST_DATA, LOG_DATA, FILE_TRANSFER_PROTOCOL, TIMESYNC, DATA_TRANSMISSION_HANDSHAKE,
-/// ENCAPSULATED_DATA, PARAM_EXT_VALUE, STATUSTEXT; and HEARTBEAT and RADIO_STATUS, which have
-/// rules of their own (the gaps, the radio watch).
-pub const REQUESTED: [u32; 25] = [
+/// ENCAPSULATED_DATA, PARAM_EXT_VALUE, STATUSTEXT; and HEARTBEAT, RADIO_STATUS and RADIO, which
+/// have rules of their own (the gaps, the radio watch).
+pub const REQUESTED: [u32; 26] = [
     20, 21, 22, 23, 39, 40, 43, 44, 47, 51, 73, 75, 76, 77, 118, 119, 120, 110, 111, 130, 131, 322,
-    253, 0, 109,
+    253, 0, 109, 166,
 ];
 /// Seconds of counts kept per stream (the baseline and recent windows, and frames stamped
 /// ahead of the judged second while the watermark is held back).
@@ -258,7 +258,9 @@ fn judge(
             }
             let observed_hz = f64::from(recent) / window as f64;
             let last_frame_ns = stream.last_ns.min(at.ns());
-            let stopped = recent == 0;
+            // Stopped: nothing in its last two seconds (a stream that stops a moment into a
+            // second still has that second's first frames in the window).
+            let stopped = stream.count(second) == 0 && stream.count(second - 1) == 0;
             let expected_hz = f64::from(rate);
             let event = StreamEvent {
                 utc: at,

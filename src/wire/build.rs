@@ -122,3 +122,13 @@ pub fn attitude_payload(time_boot_ms: u32, roll: f32) -> [u8; 28] {
     p[8..12].copy_from_slice(&0.25f32.to_le_bytes());
     p
 }
+
+/// A deterministic loss pattern for tests and benchmarks: whether frame `index` is lost on the
+/// path `salt`, about `percent` in a hundred, the same every run (a 64-bit mix of the two).
+pub fn lost(index: u64, salt: u64, percent: u64) -> bool {
+    let mut x = index.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt;
+    x ^= x >> 29;
+    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x ^= x >> 32;
+    x % 100 < percent
+}

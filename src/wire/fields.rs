@@ -23,6 +23,9 @@ pub const HEARTBEAT: u32 = 0;
 pub const SYSTEM_TIME: u32 = 2;
 pub const STATUSTEXT: u32 = 253;
 pub const RADIO_STATUS: u32 = 109;
+/// ardupilotmega's RADIO, which SiK firmware sent before RADIO_STATUS existed (the corpus's
+/// 2013 tlogs): the same fields in the same wire order, read alike.
+pub const RADIO: u32 = 166;
 
 /// A MAVLink 2 payload with its trailing zeros cut, extended back to `len` bytes.
 fn extended<const N: usize>(payload: &[u8]) -> [u8; N] {
