@@ -53,18 +53,26 @@ echo "daemon answering /healthz after $(( $(date +%s) - started )) s (build incl
 $events_cmd >"$work/events.sse" 2>/dev/null &
 events_pid=$!
 echo "README: $simulate_cmd"
-bash -c "$simulate_cmd"
+bash -c "$simulate_cmd" 2> >(tee "$work/simulate.err" >&2)
+sent=$(sed -n 's/^simulate: sent \([0-9]*\) frames$/\1/p' "$work/simulate.err")
+[ -n "$sent" ] || { echo "simulate did not say how many frames it sent"; exit 1; }
 # The last gap closes when the quiet vehicle's next heartbeat arrives, before simulate ends.
 curl -sf http://127.0.0.1:9137/healthz | grep -qx ok
 bash -c "$status_cmd" | tee "$work/status.txt"
 kill "$events_pid"; wait "$events_pid" 2>/dev/null || true; events_pid=
 
-receipts=$(grep -c '"recv_utc"' data/receive/current.jsonl)
+# The receive log may still be taking the last datagrams: wait until it holds all that was sent.
+for _ in $(seq 1 50); do
+  receipts=$(grep -c '"recv_utc"' data/receive/current.jsonl || true)
+  [ "$receipts" -ge "$sent" ] && break
+  sleep 0.1 # the writer's fsync interval; nothing to wait on but the file
+done
+[ "$receipts" -eq "$sent" ] || { echo "receive log: $receipts receipts of the $sent frames simulate sent"; exit 1; }
 for sysid in 1 2 3; do
   grep -q "\"sysid\":$sysid,\"compid\":1,\"msgid\":0," data/receive/current.jsonl \
     || { echo "no HEARTBEAT receipt of sysid $sysid"; exit 1; }
 done
-echo "receive log: $receipts receipts"
+echo "receive log: $receipts receipts, every frame simulate sent"
 gap() { grep '^data: ' "$work/events.sse" | sed 's/^data: //' | grep '"kind":"telemetry_gap"' | grep "\"sysid\":2," | grep "\"state\":\"$1\"" || true; }
 [ -n "$(gap open)" ] || { echo "no telemetry_gap open for sysid 2 on /events:"; cat "$work/events.sse"; exit 1; }
 closed=$(gap closed)

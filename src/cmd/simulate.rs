@@ -125,6 +125,8 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<u8> {
     let interval = Duration::from_secs_f64(args.interval_s);
     let mut seqs = vec![0u8; sysids.len()];
     let mut silent = vec![false; sysids.len()];
+    // Every beat is a HEARTBEAT and a SYSTEM_TIME in one datagram.
+    let mut frames_sent = 0u64;
     for tick in 0u64.. {
         let since_start = start.elapsed();
         if args
@@ -150,12 +152,15 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<u8> {
             if !quiet {
                 let frames = beat(sysid, &mut seqs[i], utc_us, since_start.as_millis() as u32);
                 socket.send(&frames).context("sending")?;
+                frames_sent += 2;
             }
         }
         // Paced against the start, so the beat does not drift with the time spent sending.
         let next = start + interval * (tick as u32 + 1);
         std::thread::sleep(next.saturating_duration_since(Instant::now()));
     }
+    // What was sent, so a check can count the receive log against it.
+    eprintln!("simulate: sent {frames_sent} frames");
     Ok(0)
 }
 
