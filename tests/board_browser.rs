@@ -3,7 +3,10 @@
 //! board shows them with their configured names (and a seventh, configured and never heard, as
 //! `never`); one goes quiet and its element turns `gap`
 //! within a second of the SSE event (and at most 4 s after its last heartbeat, threshold 3 s),
-//! then `ok` when it beats again; the daemon stops and `data-connection` turns `lost`; the daemon
+//! then `ok` when it beats again; a second radio, a second sender and a SiK radio's numbers (issue
+//! 28): the board shows each link's delivery and the two together, a SiK radio on its link, a
+//! second sender on one vehicle's id as a conflict, and that vehicle's link gap when one link
+//! stops carrying it; the daemon stops and `data-connection` turns `lost`; the daemon
 //! starts again on the same port and the page recovers by itself. axe-core (npm, `tests/board`)
 //! finds no serious or critical violation, and the browser's network log holds no request to
 //! any host but the daemon's. The screenshot it takes is `docs/board.png`
@@ -26,6 +29,10 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 const QUIET_SYSID: u8 = 4;
+/// Heard on both radios (issue 28), until radio2 stops carrying it.
+const REDUNDANT_SYSID: u8 = 5;
+/// A second sender takes this vehicle's id (issue 28).
+const CONFLICT_SYSID: u8 = 6;
 /// Configured in `[gap] vehicles`; 1 to 6 beat, 7 is never heard.
 const NAMES: [&str; 7] = [
     "Kestrel 1",
@@ -70,15 +77,30 @@ fn browser_kit() -> Result<(PathBuf, PathBuf), String> {
     Ok((python, axe))
 }
 
+/// What the fleet sends besides its heartbeats (issue 28's phase): `REDUNDANT_SYSID`'s frames
+/// also to `radio2`, a SiK radio's RADIO_STATUS on radio1, and a second sender on
+/// `CONFLICT_SYSID`'s id.
+#[derive(Default)]
+struct Extra {
+    radio2: Mutex<Option<SocketAddr>>,
+    radio: AtomicBool,
+    second_sender: AtomicBool,
+}
+
 /// Heartbeats (and SYSTEM_TIME, for latency) from sysids 1..=6 every 250 ms to whatever address
-/// `to` holds, until `stop`; `QUIET_SYSID` skips while `quiet` is set.
+/// `to` holds, until `stop`; `QUIET_SYSID` skips while `quiet` is set; and what `extra` asks.
 fn vehicles(
     to: Arc<Mutex<SocketAddr>>,
     quiet: Arc<AtomicBool>,
     stop: Arc<AtomicBool>,
+    extra: Arc<Extra>,
 ) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        // The second sender on CONFLICT_SYSID's id: its own socket, its own sequence far from
+        // the first's, a fixed-wing where the first is a quad.
+        let impostor = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let (mut impostor_seq, mut radio_seq) = (128u8, 0u8);
         // Each vehicle's own sequence, one step per frame sent: no loss to report.
         let mut seqs = [0u8; 7];
         let mut round = 0u32;
@@ -103,7 +125,21 @@ fn vehicles(
                     heartbeat[6] |= 0x80;
                 }
                 // A closed port between runs is expected (the daemon is restarting).
-                let _ = tx.send_to(&build::v2(header, 0, &heartbeat), addr);
+                let frame = build::v2(header, 0, &heartbeat);
+                let _ = tx.send_to(&frame, addr);
+                let radio2 = *extra.radio2.lock().unwrap();
+                if let Some(radio2) = radio2.filter(|_| sysid == REDUNDANT_SYSID) {
+                    let _ = tx.send_to(&frame, radio2);
+                }
+                if sysid == CONFLICT_SYSID && extra.second_sender.load(Ordering::SeqCst) {
+                    let header = Header {
+                        seq: impostor_seq,
+                        ..header
+                    };
+                    impostor_seq = impostor_seq.wrapping_add(1);
+                    let _ = impostor
+                        .send_to(&build::v2(header, 0, &build::heartbeat_payload(1, 3)), addr);
+                }
                 if round.is_multiple_of(4) {
                     let now_us = (std::time::SystemTime::now()
                         .duration_since(std::time::UNIX_EPOCH)
@@ -120,6 +156,18 @@ fn vehicles(
                     );
                 }
             }
+            if extra.radio.load(Ordering::SeqCst) && round.is_multiple_of(4) {
+                // rxerrors 3, fixed 1, rssi 190 (-27.0 dBm), remrssi 100 (-74.4 dBm), txbuf 97,
+                // noise 40, remnoise 45.
+                let payload = [3, 0, 1, 0, 190, 100, 97, 40, 45];
+                let header = Header {
+                    sysid: 51,
+                    compid: 68,
+                    seq: radio_seq,
+                };
+                radio_seq = radio_seq.wrapping_add(1);
+                let _ = tx.send_to(&build::v2(header, 109, &payload), addr);
+            }
             round += 1;
             std::thread::sleep(Duration::from_millis(250));
         }
@@ -133,7 +181,7 @@ fn config(http: &str) -> String {
         .map(|(i, n)| format!("{} = \"{n}\"", i + 1))
         .collect();
     format!(
-        "data_dir = \"{{dir}}/data\"\nfsync_interval_s = 0.05\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n[gap]\nthreshold_s = 3.0\nvehicles = {{ {} }}\n[http]\nlisten = \"{http}\"\n",
+        "data_dir = \"{{dir}}/data\"\nfsync_interval_s = 0.05\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n[[link]]\nname = \"radio2\"\nudp = \"127.0.0.1:0\"\n[gap]\nthreshold_s = 3.0\nvehicles = {{ {} }}\n[http]\nlisten = \"{http}\"\n",
         names.join(", ")
     )
 }
@@ -220,7 +268,8 @@ fn the_board_shows_a_gap_recovers_and_survives_a_daemon_restart_in_chromium() {
         Arc::new(AtomicBool::new(false)),
         Arc::new(AtomicBool::new(false)),
     );
-    let sender = vehicles(to.clone(), quiet.clone(), stop.clone());
+    let extra = Arc::new(Extra::default());
+    let sender = vehicles(to.clone(), quiet.clone(), stop.clone(), extra.clone());
 
     let shots = common::scratch("board-shot");
     let screenshot = std::env::var_os("FOXBORNE_BOARD_SCREENSHOT")
@@ -318,6 +367,43 @@ fn the_board_shows_a_gap_recovers_and_survives_a_daemon_restart_in_chromium() {
     assert!(states(&back["vehicles"])
         .iter()
         .all(|(sysid, s, _)| s == if *sysid == NEVER_SYSID { "never" } else { "ok" }));
+
+    // Issue 28: sysid 5 on both radios, a SiK radio on radio1, a second sender on sysid 6.
+    *extra.radio2.lock().unwrap() = Some(d.udp_addr("radio2"));
+    extra.radio.store(true, Ordering::SeqCst);
+    extra.second_sender.store(true, Ordering::SeqCst);
+    script.next();
+    let both = script.expect("redundancy");
+    let delivery = both["delivery"].as_str().unwrap();
+    assert!(
+        delivery.contains("radio1") && delivery.contains("radio2") && delivery.contains("together"),
+        "{both:#}"
+    );
+    let radio = both["radio"].as_str().unwrap();
+    assert!(
+        radio.contains("51/68") && radio.contains("-74.4 dBm") && radio.contains("-27.0 dBm"),
+        "{radio}"
+    );
+    let conflict = both["conflict"].as_str().unwrap();
+    assert!(conflict.contains("TWO SENDERS"), "{conflict}");
+    assert!(
+        both["loss"].as_str().unwrap().contains("UNRELIABLE"),
+        "{both:#}"
+    );
+    // radio2 stops carrying sysid 5: a link gap on its card, naming the link still hearing it;
+    // the vehicle itself stays ok.
+    *extra.radio2.lock().unwrap() = None;
+    script.next();
+    let cut = script.expect("link_gap");
+    let gap_text = cut["text"].as_str().unwrap();
+    assert!(
+        gap_text.contains("Not heard on radio2") && gap_text.contains("heard on radio1"),
+        "{cut:#}"
+    );
+    assert_eq!(cut["state"], "ok", "{cut:#}");
+    assert_accessible(&cut["axe"], "with a link gap and a conflict");
+    extra.radio.store(false, Ordering::SeqCst);
+    extra.second_sender.store(false, Ordering::SeqCst);
 
     // The daemon stops: the page says the connection is lost, in the banner.
     assert!(d.stop().success());

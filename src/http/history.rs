@@ -88,6 +88,12 @@ impl BoardHistory {
                             end_ns: None,
                         });
                     }
+                    // A withdrawn close takes its open back: that silence was no gap.
+                    GapState::Closed if g.withdrawn == Some(true) => {
+                        if v.gaps.back().is_some_and(|open| open.end_ns.is_none()) {
+                            v.gaps.pop_back();
+                        }
+                    }
                     GapState::Closed => {
                         let end_ns = g.next_recv_utc.map_or(utc, |t| t.ns());
                         match v.gaps.back_mut() {
@@ -223,6 +229,26 @@ mod tests {
             synchronised: None,
             max_error_us: None,
         })
+    }
+
+    /// A gap raised and then withdrawn (its heartbeat was stamped inside the threshold but
+    /// came late) leaves no span: the strip shows no gap that never was.
+    #[test]
+    fn a_withdrawn_gap_leaves_no_span() {
+        let mut gaps = GapDetector::new(GapConfig::with_threshold_s(3.0), T0);
+        let mut h = BoardHistory::default();
+        feed(
+            &mut h,
+            gaps.on_heartbeat(4, "radio1", T0)
+                .into_iter()
+                .map(Event::from),
+        );
+        feed(&mut h, gaps.poll(T0 + 4 * S).into_iter().map(Event::from));
+        assert_eq!(h.vehicle(4).unwrap().gaps.len(), 1);
+        let late = gaps.on_heartbeat(4, "radio1", T0 + 2 * S);
+        assert_eq!(late[0].withdrawn, Some(true));
+        feed(&mut h, late.into_iter().map(Event::from));
+        assert!(h.vehicle(4).unwrap().gaps.is_empty());
     }
 
     #[test]

@@ -210,6 +210,26 @@ def check(url, axe_path, screenshot):
                              lambda: page.event_to_element(QUIET_SYSID, "closed", "ok"))
         say("ok_again", timing=timing, vehicles=page.vehicles())
 
+        next_step()  # sysid 5 on both radios, a SiK radio on radio1, a second sender on sysid 6
+        card = "#vehicles [data-sysid='%d']"
+        text_of = lambda selector: driver.execute_script(
+            "const e = document.querySelector(arguments[0]); return e ? e.innerText : null;", selector)
+        page.await_("sysid 5's delivery on both radios and together",
+                    lambda: "together" in (text_of(card % 5 + " .delivery") or ""))
+        page.await_("the SiK radio in the links table",
+                    lambda: text_of("#links [data-radio='51/68']") is not None)
+        page.await_("sysid 6's conflict", lambda: text_of(card % 6 + " [data-conflict='open']") is not None)
+        say("redundancy", delivery=text_of(card % 5 + " .delivery"),
+            radio=text_of("#links [data-radio='51/68']"),
+            conflict=text_of(card % 6 + " [data-conflict='open']"),
+            loss=text_of(card % 6 + " .loss"))
+
+        next_step()  # radio2 no longer carries sysid 5
+        page.await_("sysid 5's link gap on radio2",
+                    lambda: text_of(card % 5 + " [data-link-gap='radio2']") is not None)
+        say("link_gap", text=text_of(card % 5 + " [data-link-gap='radio2']"), state=page.state_of(5),
+            axe=page.axe(axe_source))
+
         next_step()  # the daemon has stopped
         stopped = time.monotonic()
         page.await_("data-connection lost", lambda: page.connection() == "lost")

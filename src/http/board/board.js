@@ -7,8 +7,10 @@
 // - GET /board/history on every (re)connect: each vehicle's gaps of the last 30 minutes and
 //   latency reports of the last 10, and the latest events, kept by the daemon so a board opened
 //   mid-sortie draws what one open all along would.
-// - /events (EventSource): telemetry_gap open/closed the moment the receiver decides, latency
-//   reports (sparklines), link/clock/receiver events (the list). EventSource reconnects by
+// - /events (EventSource): telemetry_gap open/closed the moment the receiver decides, a link
+//   silent for a vehicle another link hears (link_gap), two senders on one id
+//   (sysid_conflict), a stream that stopped (stream), latency reports (sparklines),
+//   link/clock/receiver events (the list). EventSource reconnects by
 //   itself and sends Last-Event-ID; a `resync` event (the receiver restarted, or too much was
 //   missed) makes the page reload /status and /board/history.
 //
@@ -55,7 +57,7 @@ const board = {
   sourceOpenedAt: 0,
   renderPending: false,
   lastRender: 0,
-  // For measurement (BENCHMARKS.md, tests/board.rs): SSE event to changed element, in ms.
+  // For measurement (BENCHMARKS.md, benches/board_page.rs): SSE event to changed element, in ms.
   stats: { eventToDom: [], renders: 0, renderMs: 0, snapshots: 0, events: 0 },
 };
 window.foxborneBoard = board;
@@ -103,6 +105,9 @@ function vehicle(sysid) {
       sysid, name: null, links: [], perLink: [], lastHeard: null, firstHeard: null,
       gap: null, lastClosedEnd: null, expectedS: 1, p50: null, p95: null, resolution: null, offset: null,
       loss: 0, hb: null, gaps: [], latency: [], el: null, shownState: null, pendingEvent: null,
+      // Issue 28: what each link delivers, and the open link gaps, conflicts and streams,
+      // each keyed by what it is about (link, compid, msgid) so an event replaces its own.
+      delivery: {}, deliveryUnreliable: false, linkGaps: new Map(), conflicts: new Map(), streams: new Map(),
     };
     board.vehicles.set(sysid, v);
     board.dirty.order = true;
@@ -123,6 +128,12 @@ function markDirty(v) {
 function openGap(v, start, dueMs) {
   v.gap = { start, due: dueMs };
   if (!v.gaps.some((g) => g[0] === start)) v.gaps.push([start, null]);
+}
+
+// A close whose heartbeat was stamped inside the threshold takes its open back: no gap.
+function withdrawGap(v, start) {
+  v.gap = null;
+  v.gaps = v.gaps.filter((g) => !(g[1] === null || g[0] === start));
 }
 
 function closeGap(v, start, end) {
@@ -174,6 +185,11 @@ function applySnapshot(s) {
     v.offset = sv.clock_offset_ms;
     v.loss = sv.loss_percent;
     v.hb = sv.heartbeat || null;
+    v.delivery = sv.delivery || {};
+    v.deliveryUnreliable = !!sv.delivery_unreliable;
+    v.linkGaps = new Map((sv.link_gaps || []).map((g) => [g.link, g]));
+    v.conflicts = new Map((sv.conflicts || []).map((c) => [c.compid, c]));
+    v.streams = new Map((sv.streams || []).filter((st) => st.event).map((st) => [st.msgid, st.event]));
     if (sv.open_gap) {
       const start = gapStart(sv.open_gap);
       // Already closed by a heartbeat we heard of after this gap began: the snapshot is older.
@@ -232,12 +248,22 @@ function onEvent(data) {
     } else {
       const end = parseUtc(e.next_recv_utc) ?? parseUtc(e.utc);
       v.lastHeard = Math.max(v.lastHeard ?? end, end);
-      closeGap(v, gapStart(e), end);
+      if (e.withdrawn) withdrawGap(v, gapStart(e));
+      else closeGap(v, gapStart(e), end);
     }
     if (stateOf(v) !== before) {
       board.dirty.order = true;
       v.pendingEvent = v.pendingEvent ?? received;
     }
+    markDirty(v);
+  } else if (e.kind === 'link_gap' || e.kind === 'sysid_conflict' || e.kind === 'stream') {
+    const v = vehicle(e.sysid);
+    if (e.name) v.name = e.name;
+    const [map, key] = e.kind === 'link_gap' ? [v.linkGaps, e.link]
+      : e.kind === 'sysid_conflict' ? [v.conflicts, e.compid] : [v.streams, e.msgid];
+    if (e.state === 'open') map.set(key, e);
+    else map.delete(key);
+    if (e.kind === 'sysid_conflict') v.deliveryUnreliable = v.conflicts.size > 0;
     markDirty(v);
   } else if (e.kind === 'latency') {
     const v = vehicle(e.sysid);
@@ -374,6 +400,8 @@ function buildCard(v) {
   head.append(badge, h3, el('span', 'age'));
   const gapTitle = el('p', 'gap-title');
   const observed = el('p', 'observed', OBSERVED);
+  // Open link gaps, conflicts and stopped streams: each a line of text with its own shape.
+  const alerts = el('ul', 'alerts');
   const facts = el('dl', 'facts');
   const row = (label, cls) => {
     const dd = el('dd', cls);
@@ -390,15 +418,16 @@ function buildCard(v) {
   spark.append(p95, p50);
   latency.append(latencyText, spark);
   const loss = row('Loss', 'loss');
+  const delivery = row('Delivered', 'delivery');
   const stripWrap = el('div', 'strip-wrap');
   const stripLabel = el('div', 'strip-label');
   stripLabel.append(el('span', null, '30 min ago'), el('span', null, 'now'));
   const strip = svg('svg', { class: 'strip', viewBox: `0 0 ${STRIP_MS / 1000} 10`, preserveAspectRatio: 'none', role: 'img' });
   stripWrap.append(strip, stripLabel);
-  li.append(head, gapTitle, observed, facts, stripWrap);
+  li.append(head, gapTitle, observed, alerts, facts, stripWrap);
   v.el = {
     li, stateText: badge.lastChild, name: h3.lastChild, age: head.lastChild, gapTitle, observed,
-    mode, links, latencyText, p50, p95, loss, strip, stripKey: '', sparkKey: '',
+    alerts, mode, links, latencyText, p50, p95, loss, delivery, strip, stripKey: '', sparkKey: '',
   };
 }
 
@@ -477,8 +506,62 @@ function renderCard(v, now) {
   }
   setText(e.latencyText, latencyText);
   renderSpark(v, now);
-  setText(e.loss, `${v.loss.toFixed(1)} %`);
+  setText(e.loss, v.deliveryUnreliable
+    ? `${v.loss.toFixed(1)} % (UNRELIABLE: two senders on this id)`
+    : `${v.loss.toFixed(1)} %`);
+  renderDelivery(v);
+  renderAlerts(v, now);
   renderStrip(v, now);
+}
+
+// "radio1 92.0 % · radio2 88.0 % · together 99.6 %": of the frames the vehicle's sequence
+// numbers say it sent, what each link brought and what any link brought.
+function renderDelivery(v) {
+  const links = Object.entries(v.delivery).filter(([k]) => k !== 'any');
+  let text;
+  if (!links.length) {
+    text = 'not known yet';
+  } else {
+    const parts = links.map(([k, pct]) => `${k} ${pct.toFixed(1)} %`);
+    if (links.length > 1 && v.delivery.any !== undefined) parts.push(`together ${v.delivery.any.toFixed(1)} %`);
+    text = parts.join(' \u00B7 ');
+    if (v.deliveryUnreliable) text += ' (UNRELIABLE: two senders on this id)';
+  }
+  setText(v.el.delivery, text);
+  v.el.delivery.classList.toggle('unreliable', v.deliveryUnreliable);
+}
+
+function renderAlerts(v, now) {
+  const items = [];
+  for (const g of v.linkGaps.values()) {
+    const silent = now - parseUtc(g.last_recv_utc);
+    const hearing = g.hearing && g.hearing.length ? `; heard on ${g.hearing.join(', ')}` : '';
+    const li = el('li', 'alert-link-gap', `\u25B2 Not heard on ${g.link} for ${age(silent)}${hearing}`);
+    li.dataset.linkGap = g.link;
+    items.push(li);
+  }
+  for (const c of v.conflicts.values()) {
+    const sources = c.sources && c.sources.length ? `; from ${c.sources.join(', ')}` : '';
+    const why = (c.reasons || []).map((r) => r.replaceAll('_', ' ')).join(', ');
+    const li = el('li', 'alert-conflict', `\u26A0 TWO SENDERS on sysid ${c.sysid}, component ${c.compid}: ${why}${sources}`);
+    li.dataset.conflict = 'open';
+    items.push(li);
+  }
+  for (const st of v.streams.values()) {
+    const text = st.reason === 'stopped'
+      ? `\u25BC ${st.msg} stopped (was ${st.expected_hz.toFixed(1)}/s); heartbeats go on`
+      : `\u25BC ${st.msg} down to ${st.observed_hz.toFixed(1)}/s (was ${st.expected_hz.toFixed(1)}/s)`;
+    const li = el('li', 'alert-stream', text);
+    li.dataset.streamState = st.reason;
+    li.dataset.msg = st.msg;
+    items.push(li);
+  }
+  const key = items.map((i) => i.textContent).join('|');
+  if (v.el.alerts.dataset.key !== key) {
+    v.el.alerts.dataset.key = key;
+    v.el.alerts.replaceChildren(...items);
+  }
+  v.el.alerts.hidden = items.length === 0;
 }
 
 function renderSpark(v, now) {
@@ -588,7 +671,16 @@ function renderLinks() {
     const drops = Object.entries(l.dropped || {}).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
     const th = el('th', null, l.name);
     th.scope = 'row';
-    tr.append(th, el('td', state[0], state[1]), el('td', null, l.rate_per_s.toFixed(1)), el('td', null, rejects), el('td', null, drops));
+    const radios = el('td', 'radios');
+    const dbm = (x) => (x === null || x === undefined ? 'unknown' : `${x.toFixed(1)} dBm`);
+    for (const r of l.radios || []) {
+      const span = el('span', 'radio',
+        `${r.sysid}/${r.compid}: signal ${dbm(r.rssi_dbm)}, remote ${dbm(r.remrssi_dbm)}, noise ${r.noise}/${r.remnoise}, rxerrors ${r.rxerrors}, txbuf ${r.txbuf} %`);
+      span.dataset.radio = `${r.sysid}/${r.compid}`;
+      radios.append(span);
+    }
+    if (!radios.childElementCount) radios.textContent = 'none';
+    tr.append(th, el('td', state[0], state[1]), el('td', null, l.rate_per_s.toFixed(1)), el('td', null, rejects), el('td', null, drops), radios);
     return tr;
   });
   $('links').replaceChildren(...rows);
@@ -621,6 +713,14 @@ function eventText(e) {
       return ['', `Receiver ${e.state}${e.version ? ` (version ${e.version})` : ''}`, e.message ?? ''];
     case 'dropped':
       return ['kind-gap', `${e.count} ${e.stream} records dropped`, e.reason ?? ''];
+    case 'link_gap':
+      return e.state === 'open'
+        ? ['kind-gap', `${who}: not heard on ${e.link}`, (e.hearing || []).length ? `heard on ${e.hearing.join(', ')}` : '']
+        : ['kind-ok', `${who}: ${e.title}`, ''];
+    case 'sysid_conflict':
+      return [e.state === 'open' ? 'kind-gap' : 'kind-ok', e.title, (e.sources || []).join(', ')];
+    case 'stream':
+      return [e.state === 'open' ? 'kind-gap' : 'kind-ok', `${who}: ${e.title}`, ''];
     default:
       return ['', e.kind, ''];
   }
