@@ -1,5 +1,6 @@
-//! Exponential back-off, the one rule for everything that tries again: the HTTP port's failing
-//! accepts, a serial device coming back, a webhook delivery, publishing to NATS. Each failure
+//! Exponential back-off, the one rule for everything that tries again: failing accepts (the HTTP
+//! port, TCP links and forwards), a serial device or TCP server coming back, a webhook delivery,
+//! publishing to NATS, a forward's unresolvable address. Each failure
 //! doubles the wait from `first` up to `max`; a success starts again from `first`. With jitter,
 //! each wait is scaled into `[w/2, w)` by a draw the caller passes in (so the rule stays pure and
 //! testable with plain numbers; [`draw`] is the shell's source), so many receivers that lost
@@ -57,6 +58,12 @@ impl Backoff {
     pub fn failures(&self) -> u32 {
         self.failures
     }
+}
+
+/// A failing accept (no descriptors left, say): 10 ms doubling to 1 s, for every listener (the
+/// HTTP port, TCP links, TCP forwards), so none spins and none waits long once it can go on.
+pub const fn accept_backoff() -> Backoff {
+    Backoff::new(Duration::from_millis(10), Duration::from_secs(1))
 }
 
 /// A fresh draw in `[0, 1)` for the jitter.

@@ -12,13 +12,9 @@ use super::tcp::{read_connection, Ended};
 use crate::link::LinkChange;
 use ipnet::IpNet;
 use std::net::SocketAddr;
-use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
-
-/// A failing accept (no descriptors left) is retried after this, not in a spin.
-const ACCEPT_RETRY: Duration = Duration::from_millis(100);
 
 pub fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
     let listener = std::net::TcpListener::bind(addr)?;
@@ -47,6 +43,8 @@ pub async fn run(
     }
     let mut peers = JoinSet::new();
     let mut conn = 0u64;
+    // A failing accept (no descriptors left) backs off, said once per outage.
+    let mut backoff = crate::backoff::accept_backoff();
     loop {
         tokio::select! {
             biased;
@@ -54,10 +52,18 @@ pub async fn run(
             Some(_) = peers.join_next(), if !peers.is_empty() => {}
             accepted = listener.accept() => {
                 let (mut stream, peer) = match accepted {
-                    Ok(a) => a,
+                    Ok(a) => {
+                        if backoff.failures() > 0 {
+                            tracing::info!(link = %name, "accepting again");
+                        }
+                        backoff.succeeded();
+                        a
+                    }
                     Err(e) => {
-                        tracing::warn!(link = %name, error = %e, "accept failed");
-                        tokio::time::sleep(ACCEPT_RETRY).await;
+                        if backoff.failures() == 0 {
+                            tracing::warn!(link = %name, error = %e, "accept failing; backing off");
+                        }
+                        tokio::time::sleep(backoff.failed(0.0)).await;
                         continue;
                     }
                 };

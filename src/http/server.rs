@@ -38,7 +38,7 @@ pub const RESERVED_FDS: u64 = 128;
 
 /// The back-off after failed accepts: doubling from 10 ms to 1 s, reset by a success.
 fn accept_backoff() -> Backoff {
-    Backoff::new(Duration::from_millis(10), Duration::from_secs(1))
+    crate::backoff::accept_backoff()
 }
 
 /// `max_connections` lowered to what the descriptor limit `nofile` leaves after the reserve.

@@ -102,13 +102,14 @@ pub struct PublishStats {
 
 /// What one followed file set is published as.
 #[derive(Clone, Copy)]
-enum Kind {
+pub enum Kind {
     Receipts,
     Events,
 }
 
 impl Kind {
-    fn name(self) -> &'static str {
+    /// Its name on `/status` and in the metrics' `stream` label.
+    pub fn name(self) -> &'static str {
         match self {
             Kind::Receipts => "receipts",
             Kind::Events => "events",

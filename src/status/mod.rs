@@ -98,8 +98,8 @@ impl PublishSnapshot {
             site: stats.site.clone(),
             connected: stats.connected.load(Relaxed),
             streams: vec![
-                stream("receipts", &stats.receipts),
-                stream("events", &stats.events),
+                stream(crate::publish::Kind::Receipts.name(), &stats.receipts),
+                stream(crate::publish::Kind::Events.name(), &stats.events),
             ],
         }
     }
@@ -108,7 +108,9 @@ impl PublishSnapshot {
 impl StatusSnapshot {
     /// The receive log's writer, from `streams`.
     pub fn receive_log(&self) -> Option<&StreamSnapshot> {
-        self.streams.iter().find(|s| s.name == "receive")
+        self.streams
+            .iter()
+            .find(|s| s.name == crate::sink::RECEIVE_LOG.folder)
     }
 }
 

@@ -20,8 +20,6 @@ use tokio::task::JoinHandle;
 const STALLED_PEER: Duration = Duration::from_secs(60);
 /// After the stop, peers get this long to take what is still queued for them.
 const FLUSH_AT_STOP: Duration = Duration::from_secs(1);
-/// A failing accept (no descriptors left) is retried after this, not in a spin.
-const ACCEPT_RETRY: Duration = Duration::from_millis(100);
 
 /// Who may connect, and how much may wait for each.
 #[derive(Debug, Clone)]
@@ -51,6 +49,8 @@ pub async fn run(
 ) {
     let mut peers: Vec<Peer> = Vec::new();
     let mut stop_by: Option<tokio::time::Instant> = None;
+    // A failing accept (no descriptors left) backs off, said once per outage.
+    let mut backoff = crate::backoff::accept_backoff();
     loop {
         let deadline = stop_by.unwrap_or_else(|| tokio::time::Instant::now() + STALLED_PEER);
         tokio::select! {
@@ -66,10 +66,18 @@ pub async fn run(
             }
             accepted = listener.accept(), if stop_by.is_none() => {
                 let (stream, addr) = match accepted {
-                    Ok(a) => a,
+                    Ok(a) => {
+                        if backoff.failures() > 0 {
+                            tracing::info!(forward = %stats.name, "accepting again");
+                        }
+                        backoff.succeeded();
+                        a
+                    }
                     Err(e) => {
-                        tracing::warn!(forward = %stats.name, error = %e, "accept failed");
-                        tokio::time::sleep(ACCEPT_RETRY).await;
+                        if backoff.failures() == 0 {
+                            tracing::warn!(forward = %stats.name, error = %e, "accept failing; backing off");
+                        }
+                        tokio::time::sleep(backoff.failed(0.0)).await;
                         continue;
                     }
                 };
