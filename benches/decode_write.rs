@@ -109,7 +109,7 @@ fn main() {
                 file.write(b.day, b.first_utc_ns, &b.jsonl).unwrap();
             }
             out.observations.clear();
-            out.messages.clear();
+            out.frames_seen.clear();
         }
         file.sync().unwrap();
         let secs = started.elapsed().as_secs_f64();
@@ -152,7 +152,7 @@ fn main() {
                 file.write(b.day, b.first_utc_ns, &b.jsonl).unwrap();
             }
             out.observations.clear();
-            out.messages.clear();
+            out.frames_seen.clear();
         }
         file.sync().unwrap();
         let secs = started.elapsed().as_secs_f64();

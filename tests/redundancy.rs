@@ -500,6 +500,6 @@ fn a_position_stream_stopping_while_heartbeats_go_on_is_a_stream_event() {
         .into_iter()
         .filter(|e| e["utc"].as_str().is_some_and(|t| t <= last_heartbeat))
         .collect();
-    assert_eq!(streams, [open.clone()], "{streams:#?}");
+    assert_eq!(streams, std::slice::from_ref(&open), "{streams:#?}");
     assert_eq!(gaps_before(&d, 9, last_heartbeat), Vec::<Value>::new());
 }

@@ -205,9 +205,10 @@ impl ConflictDetector {
                 }
             }
         }
-        if !sender.link_names.contains_key(&hb.link) {
-            sender.link_names.insert(hb.link, hb.link_name.to_string());
-        }
+        sender
+            .link_names
+            .entry(hb.link)
+            .or_insert_with(|| hb.link_name.to_string());
         self.judge(hb.sysid, hb.compid, hb.utc_ns)
     }
 

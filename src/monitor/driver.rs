@@ -19,7 +19,8 @@ use crate::link::LinkId;
 /// What judging released input produced, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Judged {
-    Event(Event),
+    /// Boxed: a heartbeat mark is one byte, an event a few hundred.
+    Event(Box<Event>),
     /// A heartbeat of `sysid` was judged, after the events it settled: whatever the caller
     /// attributes to a system's heartbeats (the receiver's own drops since, say) starts again.
     Heartbeat(u8),
@@ -88,7 +89,7 @@ impl MonitorDriver {
                 self.watch
                     .poll(input.utc_ns(), clock)
                     .into_iter()
-                    .map(Judged::Event),
+                    .map(|e| Judged::Event(Box::new(e))),
             );
             let name = self
                 .link_names
@@ -98,7 +99,7 @@ impl MonitorDriver {
                 self.watch
                     .observe(&input, name)
                     .into_iter()
-                    .map(Judged::Event),
+                    .map(|e| Judged::Event(Box::new(e))),
             );
             if let MonitorInput::Heartbeat { sysid, .. } = input {
                 judged.push(Judged::Heartbeat(sysid));
@@ -108,7 +109,7 @@ impl MonitorDriver {
             self.watch
                 .poll(mark_ns, clock)
                 .into_iter()
-                .map(Judged::Event),
+                .map(|e| Judged::Event(Box::new(e))),
         );
         judged
     }
@@ -122,7 +123,7 @@ impl MonitorDriver {
 /// The events of what was judged, without the heartbeat marks.
 pub fn events(judged: Vec<Judged>) -> impl Iterator<Item = Event> {
     judged.into_iter().filter_map(|j| match j {
-        Judged::Event(e) => Some(e),
+        Judged::Event(e) => Some(*e),
         Judged::Heartbeat(_) => None,
     })
 }
@@ -211,8 +212,10 @@ mod tests {
         let kinds: Vec<String> = judged
             .iter()
             .map(|j| match j {
-                Judged::Event(Event::TelemetryGap(g)) => format!("{:?}", g.state),
-                Judged::Event(e) => e.kind().to_string(),
+                Judged::Event(e) => match &**e {
+                    Event::TelemetryGap(g) => format!("{:?}", g.state),
+                    e => e.kind().to_string(),
+                },
                 Judged::Heartbeat(sysid) => format!("hb {sysid}"),
             })
             .collect();

@@ -135,7 +135,8 @@ impl PipelineCore {
         let mut actions = Vec::new();
         for judged in self.driver.advance(mark, clock) {
             match judged {
-                Judged::Event(mut event) => {
+                Judged::Event(event) => {
+                    let mut event = *event;
                     if let Event::TelemetryGap(gap) = &mut event {
                         let dropped =
                             self.dropped_since_heartbeat(gap.sysid, &gap.links, tick.dropped);

@@ -16,7 +16,9 @@
 //
 // A snapshot and an event can arrive in either order, so a snapshot never undoes a newer event:
 // an open gap stays open until a heartbeat later than the gap's start is known, a closed gap
-// stays closed unless the snapshot's gap started after that closing heartbeat.
+// stays closed unless the snapshot's gap started after that closing heartbeat. Open link gaps,
+// conflicts and stream events likewise: a snapshot's lists stand, except for a key (a link, a
+// compid, a msgid) on which an event about as new as the snapshot, or newer, said otherwise.
 //
 // Rendering is batched: changes mark vehicles dirty and one render pass applies them at most
 // every RENDER_MS (so a few DOM updates per second whatever the event rate), reading nothing
@@ -30,6 +32,10 @@ const RENDER_MS = 250;
 const STRIP_MS = 30 * 60 * 1000;
 const SPARK_MS = 10 * 60 * 1000;
 const MAX_EVENTS_SHOWN = 40;
+// A snapshot is built on the receiver's housekeeping tick, and an event can be stamped before
+// it was decided (a link gap closes at its heartbeat's receipt, a conflict at the end of its
+// quiet window): an event on a key stands over a snapshot built up to this long after it.
+const EVENT_GRACE_MS = 1000;
 // Clock offset samples kept (snapshots every 2 s and live events).
 const OFFSET_SAMPLES = 30;
 const OBSERVED = 'Observed: telemetry receive gap, not necessarily radio failure';
@@ -108,6 +114,8 @@ function vehicle(sysid) {
       // Issue 28: what each link delivers, and the open link gaps, conflicts and streams,
       // each keyed by what it is about (link, compid, msgid) so an event replaces its own.
       delivery: {}, deliveryUnreliable: false, linkGaps: new Map(), conflicts: new Map(), streams: new Map(),
+      // The latest live event on each of those keys (`kind:key`): its stamp and whether it opened.
+      eventAt: new Map(),
     };
     board.vehicles.set(sysid, v);
     board.dirty.order = true;
@@ -142,6 +150,43 @@ function closeGap(v, start, end) {
   const open = v.gaps.findLast((g) => g[1] === null);
   if (open) open[1] = end;
   else if (!v.gaps.some((g) => g[0] === start)) v.gaps.push([start, end]);
+}
+
+// Where a link_gap, sysid_conflict or stream event is kept on its vehicle, and under which key.
+function openSet(v, kind, e) {
+  if (kind === 'link_gap') return [v.linkGaps, e.link];
+  if (kind === 'sysid_conflict') return [v.conflicts, e.compid];
+  return [v.streams, e.msgid];
+}
+
+// A snapshot's open events of one kind replace the page's, except on a key where the latest
+// live event is about as new as the snapshot, or newer, and says otherwise.
+function reconcile(v, kind, served, built) {
+  const [map] = openSet(v, kind, {});
+  const open = new Map(served.map((x) => [openSet(v, kind, x)[1], x]));
+  const eventSays = (key, state) => {
+    const last = v.eventAt.get(`${kind}:${key}`);
+    return last !== undefined && last.open === state && last.utc > built - EVENT_GRACE_MS;
+  };
+  for (const [key, x] of open) {
+    if (!eventSays(key, false)) map.set(key, x);
+  }
+  for (const key of [...map.keys()]) {
+    if (!open.has(key) && !eventSays(key, true)) map.delete(key);
+  }
+}
+
+function applyOpenEvent(v, e) {
+  const [map, key] = openSet(v, e.kind, e);
+  const open = e.state === 'open';
+  if (open) map.set(key, e);
+  else map.delete(key);
+  const at = `${e.kind}:${key}`;
+  // Latest last (a Map keeps insertion order), and only the latest few hundred kept.
+  v.eventAt.delete(at);
+  v.eventAt.set(at, { utc: parseUtc(e.utc), open });
+  if (v.eventAt.size > 256) v.eventAt.delete(v.eventAt.keys().next().value);
+  if (e.kind === 'sysid_conflict') v.deliveryUnreliable = v.conflicts.size > 0;
 }
 
 function gapStart(gapEvent) {
@@ -186,10 +231,13 @@ function applySnapshot(s) {
     v.loss = sv.loss_percent;
     v.hb = sv.heartbeat || null;
     v.delivery = sv.delivery || {};
-    v.deliveryUnreliable = !!sv.delivery_unreliable;
-    v.linkGaps = new Map((sv.link_gaps || []).map((g) => [g.link, g]));
-    v.conflicts = new Map((sv.conflicts || []).map((c) => [c.compid, c]));
-    v.streams = new Map((sv.streams || []).filter((st) => st.event).map((st) => [st.msgid, st.event]));
+    const built = parseUtc(s.utc);
+    reconcile(v, 'link_gap', sv.link_gaps || [], built);
+    reconcile(v, 'sysid_conflict', sv.conflicts || [], built);
+    reconcile(v, 'stream', (sv.streams || []).map((st) => st.event).filter(Boolean), built);
+    // The receiver's flag is its open conflicts: the same as the page's unless an event since
+    // opened or closed one.
+    v.deliveryUnreliable = v.conflicts.size > 0;
     if (sv.open_gap) {
       const start = gapStart(sv.open_gap);
       // Already closed by a heartbeat we heard of after this gap began: the snapshot is older.
@@ -259,11 +307,9 @@ function onEvent(data) {
   } else if (e.kind === 'link_gap' || e.kind === 'sysid_conflict' || e.kind === 'stream') {
     const v = vehicle(e.sysid);
     if (e.name) v.name = e.name;
-    const [map, key] = e.kind === 'link_gap' ? [v.linkGaps, e.link]
-      : e.kind === 'sysid_conflict' ? [v.conflicts, e.compid] : [v.streams, e.msgid];
-    if (e.state === 'open') map.set(key, e);
-    else map.delete(key);
-    if (e.kind === 'sysid_conflict') v.deliveryUnreliable = v.conflicts.size > 0;
+    applyOpenEvent(v, e);
+    // The header counts them.
+    board.dirty.order = true;
     markDirty(v);
   } else if (e.kind === 'latency') {
     const v = vehicle(e.sysid);
@@ -515,48 +561,87 @@ function renderCard(v, now) {
 }
 
 // "radio1 92.0 % · radio2 88.0 % · together 99.6 %": of the frames the vehicle's sequence
-// numbers say it sent, what each link brought and what any link brought.
+// numbers say it sent, what each link brought and what any link brought. Cut (not rounded) to a
+// tenth, so a link that lost frames never reads 100 %.
+function percent(p) {
+  return `${(Math.floor(p * 10) / 10).toFixed(1)} %`;
+}
+
 function renderDelivery(v) {
   const links = Object.entries(v.delivery).filter(([k]) => k !== 'any');
   let text;
   if (!links.length) {
     text = 'not known yet';
   } else {
-    const parts = links.map(([k, pct]) => `${k} ${pct.toFixed(1)} %`);
-    if (links.length > 1 && v.delivery.any !== undefined) parts.push(`together ${v.delivery.any.toFixed(1)} %`);
+    const parts = links.map(([k, pct]) => `${k} ${percent(pct)}`);
+    if (links.length > 1 && v.delivery.any !== undefined) parts.push(`together ${percent(v.delivery.any)}`);
     text = parts.join(' \u00B7 ');
     if (v.deliveryUnreliable) text += ' (UNRELIABLE: two senders on this id)';
   }
   setText(v.el.delivery, text);
   v.el.delivery.classList.toggle('unreliable', v.deliveryUnreliable);
+  v.el.delivery.dataset.unreliable = String(v.deliveryUnreliable);
+}
+
+// A few MAV_TYPE and MAV_AUTOPILOT names, for a conflict's two identities; others by number.
+const MAV_TYPES = { 1: 'fixed wing', 2: 'quadrotor', 4: 'helicopter', 10: 'ground rover', 11: 'boat', 13: 'hexarotor', 14: 'octorotor', 19: 'VTOL', 20: 'VTOL', 21: 'VTOL tiltrotor' };
+const AUTOPILOTS = { 3: 'ArduPilot', 12: 'PX4', 8: 'no autopilot' };
+
+// A conflict's evidence, each reason in words with what shows it.
+function conflictEvidence(c) {
+  return (c.reasons || []).map((r) => {
+    if (r === 'heartbeat_identity') {
+      const kinds = (c.identities || []).map((i) => `${MAV_TYPES[i.type] ?? `type ${i.type}`} (${AUTOPILOTS[i.autopilot] ?? `autopilot ${i.autopilot}`})`);
+      return `heartbeats of two kinds of vehicle${kinds.length ? `: ${kinds.join(' and ')}` : ''}`;
+    }
+    if (r === 'sources') return 'two peer addresses at once';
+    if (r === 'interleaved_sequences') {
+      const runs = (c.sequences || []).map((q) => `on ${q.link} near ${q.runs[0]} and ${q.runs[1]}, ${q.interleaved} frames`);
+      return `sequence numbers in two runs${runs.length ? ` (${runs.join('; ')})` : ''}`;
+    }
+    return r.replaceAll('_', ' ');
+  });
+}
+
+// One line of a card's alerts: a shape (hidden from screen readers: the words say it) and text.
+function alertItem(cls, shape, text) {
+  const li = el('li', cls);
+  const mark = el('span', 'alert-shape', shape);
+  mark.setAttribute('aria-hidden', 'true');
+  li.append(mark, el('span', 'alert-text', text));
+  return li;
 }
 
 function renderAlerts(v, now) {
   const items = [];
+  for (const c of v.conflicts.values()) {
+    const sources = c.sources && c.sources.length ? ` From ${c.sources.join(' and ')}` : '';
+    const links = c.links && c.links.length ? ` on ${c.links.join(', ')}` : '';
+    const li = alertItem('alert-conflict', '\u26A0',
+      `TWO SENDERS on sysid ${c.sysid}, component ${c.compid}: ${conflictEvidence(c).join('; ')}.${sources}${links}. Loss and delivery figures unreliable while this lasts.`);
+    li.dataset.conflict = 'open';
+    li.dataset.compid = String(c.compid);
+    li.dataset.reasons = (c.reasons || []).join(' ');
+    items.push(li);
+  }
   for (const g of v.linkGaps.values()) {
     const silent = now - parseUtc(g.last_recv_utc);
-    const hearing = g.hearing && g.hearing.length ? `; heard on ${g.hearing.join(', ')}` : '';
-    const li = el('li', 'alert-link-gap', `\u25B2 Not heard on ${g.link} for ${age(silent)}${hearing}`);
+    const hearing = g.hearing && g.hearing.length ? `heard on ${g.hearing.join(', ')}` : 'heard on other links';
+    const li = alertItem('alert-link-gap', '\u25D2', `Not heard on ${g.link} for ${age(silent)}; ${hearing}`);
     li.dataset.linkGap = g.link;
     items.push(li);
   }
-  for (const c of v.conflicts.values()) {
-    const sources = c.sources && c.sources.length ? `; from ${c.sources.join(', ')}` : '';
-    const why = (c.reasons || []).map((r) => r.replaceAll('_', ' ')).join(', ');
-    const li = el('li', 'alert-conflict', `\u26A0 TWO SENDERS on sysid ${c.sysid}, component ${c.compid}: ${why}${sources}`);
-    li.dataset.conflict = 'open';
-    items.push(li);
-  }
   for (const st of v.streams.values()) {
+    const since = age(now - parseUtc(st.last_recv_utc));
     const text = st.reason === 'stopped'
-      ? `\u25BC ${st.msg} stopped (was ${st.expected_hz.toFixed(1)}/s); heartbeats go on`
-      : `\u25BC ${st.msg} down to ${st.observed_hz.toFixed(1)}/s (was ${st.expected_hz.toFixed(1)}/s)`;
-    const li = el('li', 'alert-stream', text);
+      ? `${st.msg} stopped ${since} ago (was ${st.expected_hz.toFixed(1)}/s); heartbeats go on`
+      : `${st.msg} slowed to ${st.observed_hz.toFixed(1)}/s (was ${st.expected_hz.toFixed(1)}/s); heartbeats go on`;
+    const li = alertItem('alert-stream', '\u25BC', text);
     li.dataset.streamState = st.reason;
     li.dataset.msg = st.msg;
     items.push(li);
   }
-  const key = items.map((i) => i.textContent).join('|');
+  const key = items.map((i) => `${i.className}:${i.textContent}`).join('|');
   if (v.el.alerts.dataset.key !== key) {
     v.el.alerts.dataset.key = key;
     v.el.alerts.replaceChildren(...items);
@@ -632,6 +717,14 @@ function renderOrder() {
   if (counts.gap) parts.push(`${counts.gap} in gap`);
   if (counts.never) parts.push(`${counts.never} never heard`);
   parts.push(`${counts.ok} OK`);
+  // Issue 28's findings, vehicles counted once per kind.
+  const some = (pick) => sorted.filter((v) => pick(v).size > 0).length;
+  const conflicted = some((v) => v.conflicts);
+  const linkGapped = some((v) => v.linkGaps);
+  const streamed = some((v) => v.streams);
+  if (conflicted) parts.push(`${conflicted} with two senders`);
+  if (linkGapped) parts.push(`${linkGapped} silent on a link`);
+  if (streamed) parts.push(`${streamed} with a stream stopped`);
   setText($('summary'), sorted.length ? parts.join(' · ') : 'No vehicles yet');
 }
 
@@ -664,24 +757,34 @@ function renderLinks() {
     renderSites();
     return;
   }
-  const rows = board.links.map((l) => {
+  const now = receiverNow();
+  const dbm = (x, raw) => (x === null || x === undefined ? `unknown (${raw})` : `${x.toFixed(1)} dBm`);
+  const rows = board.links.flatMap((l) => {
     const tr = el('tr');
     const state = l.up === true ? ['link-up', '\u25CF up'] : l.up === false ? ['link-down', '\u2715 DOWN'] : [null, '? not reported'];
     const rejects = Object.entries(l.rejects || {}).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
     const drops = Object.entries(l.dropped || {}).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
     const th = el('th', null, l.name);
     th.scope = 'row';
-    const radios = el('td', 'radios');
-    const dbm = (x) => (x === null || x === undefined ? 'unknown' : `${x.toFixed(1)} dBm`);
-    for (const r of l.radios || []) {
-      const span = el('span', 'radio',
-        `${r.sysid}/${r.compid}: signal ${dbm(r.rssi_dbm)}, remote ${dbm(r.remrssi_dbm)}, noise ${r.noise}/${r.remnoise}, rxerrors ${r.rxerrors}, txbuf ${r.txbuf} %`);
-      span.dataset.radio = `${r.sysid}/${r.compid}`;
-      radios.append(span);
-    }
-    if (!radios.childElementCount) radios.textContent = 'none';
-    tr.append(th, el('td', state[0], state[1]), el('td', null, l.rate_per_s.toFixed(1)), el('td', null, rejects), el('td', null, drops), radios);
-    return tr;
+    const stateCell = el('td', state[0], state[1]);
+    // Frames that continued a second run of sequence numbers: two senders on one id.
+    if (l.seq_interleaved > 0) stateCell.append(el('span', 'interleaved', `${l.seq_interleaved} frames of a second sender`));
+    tr.append(th, stateCell, el('td', null, l.rate_per_s.toFixed(1)), el('td', null, rejects), el('td', null, drops));
+    // Each SiK radio reporting on the link (RADIO_STATUS): a row of its own under the link's.
+    const radios = (l.radios || []).map((r) => {
+      const row = el('tr', 'radio-row');
+      row.dataset.radio = `${r.sysid}/${r.compid}`;
+      row.dataset.link = l.name;
+      const name = el('th', null, `\u21B3 radio ${r.sysid}/${r.compid}`);
+      name.scope = 'row';
+      const heard = parseUtc(r.utc);
+      const numbers = el('td', 'radio',
+        `RSSI ${dbm(r.rssi_dbm, r.rssi)} here, ${dbm(r.remrssi_dbm, r.remrssi)} remote \u00B7 noise ${r.noise} here, ${r.remnoise} remote \u00B7 rx errors ${r.rxerrors} (fixed ${r.fixed}) \u00B7 tx buffer ${r.txbuf} % \u00B7 reported ${age(now - heard)} ago`);
+      numbers.colSpan = 4;
+      row.append(name, numbers);
+      return row;
+    });
+    return [tr, ...radios];
   });
   $('links').replaceChildren(...rows);
   const c = board.clock;
@@ -696,12 +799,23 @@ function renderLinks() {
   }
 }
 
+// What the radios said around a gap (facts, not a verdict): the remote RSSI before the last
+// heartbeat and since, per radio.
+function radioEvidence(radio) {
+  if (!Array.isArray(radio) || !radio.length) return '';
+  const dbm = (x) => (x === null || x === undefined ? '?' : `${x.toFixed(1)}`);
+  return radio.map((r) => {
+    const window = (w) => (w ? `${dbm(w.remrssi_dbm.first)} to ${dbm(w.remrssi_dbm.last)} dBm` : 'no report');
+    return `radio ${r.sysid}/${r.compid} on ${r.link}: remote RSSI before ${window(r.before)}, during ${window(r.during)}`;
+  }).join('; ');
+}
+
 function eventText(e) {
   const who = e.sysid !== undefined ? vehicleLabel({ sysid: e.sysid, name: e.name ?? board.vehicles.get(e.sysid)?.name }) : '';
   switch (e.kind) {
     case 'telemetry_gap':
       return e.state === 'open'
-        ? ['kind-gap', `${who}: ${TITLE_PREFIX}`, e.observed]
+        ? ['kind-gap', `${who}: ${TITLE_PREFIX}`, [e.observed, radioEvidence(e.radio)].filter(Boolean).join('; ')]
         : ['kind-ok', `${who}: ${e.title ?? 'heard again'}`, e.observed];
     case 'link': {
       const counts = e.counts ? Object.entries(e.counts).map(([k, n]) => `${k} ${n}`).join(', ') : '';
@@ -715,10 +829,13 @@ function eventText(e) {
       return ['kind-gap', `${e.count} ${e.stream} records dropped`, e.reason ?? ''];
     case 'link_gap':
       return e.state === 'open'
-        ? ['kind-gap', `${who}: not heard on ${e.link}`, (e.hearing || []).length ? `heard on ${e.hearing.join(', ')}` : '']
+        ? ['kind-gap', `${who}: not heard on ${e.link}`,
+          [(e.hearing || []).length ? `heard on ${e.hearing.join(', ')}` : '', radioEvidence(e.radio)].filter(Boolean).join('; ')]
         : ['kind-ok', `${who}: ${e.title}`, ''];
     case 'sysid_conflict':
-      return [e.state === 'open' ? 'kind-gap' : 'kind-ok', e.title, (e.sources || []).join(', ')];
+      return e.state === 'open'
+        ? ['kind-gap', `${who}: ${e.title}`, [conflictEvidence(e).join('; '), (e.sources || []).join(' and ')].filter(Boolean).join('; ')]
+        : ['kind-ok', `${who}: ${e.title}`, e.lasted_s !== undefined ? `lasted ${sig3(e.lasted_s)} s` : ''];
     case 'stream':
       return [e.state === 'open' ? 'kind-gap' : 'kind-ok', `${who}: ${e.title}`, ''];
     default:
