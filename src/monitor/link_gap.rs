@@ -355,15 +355,19 @@ mod tests {
         assert!(d.open_gaps().is_empty());
     }
 
+    /// Heard on both links (radio2's copy 12 ms later) every second to T0+4, then silent on
+    /// both: the vehicle's telemetry_gap.
+    fn both_then_silent() -> Vec<(usize, i64)> {
+        (0..5)
+            .flat_map(|s| [(0, T0 + s * S), (1, T0 + s * S + 12 * MS)])
+            .collect()
+    }
+
     #[test]
     fn both_links_silent_together_is_no_link_gap() {
         let mut d = LinkGapDetector::default();
-        let mut beats = Vec::new();
-        for s in 0..5 {
-            beats.push((0, T0 + s * S));
-            beats.push((1, T0 + s * S + 12 * MS));
-        }
-        // Silent on both from T0+4; back on both at T0+15.
+        let mut beats = both_then_silent();
+        // Back on both at T0+15.
         beats.push((0, T0 + 15 * S));
         beats.push((1, T0 + 15 * S + 12 * MS));
         assert!(run(&mut d, &beats, T0 + 16 * S).is_empty());
@@ -372,12 +376,8 @@ mod tests {
     #[test]
     fn back_on_one_link_only_opens_the_other_at_that_heartbeat() {
         let mut d = LinkGapDetector::default();
-        let mut beats = Vec::new();
-        for s in 0..5 {
-            beats.push((0, T0 + s * S));
-            beats.push((1, T0 + s * S + 12 * MS));
-        }
-        // Both silent from T0+4 (the vehicle's telemetry_gap); back on radio1 only at T0+15.
+        let mut beats = both_then_silent();
+        // Back on radio1 only at T0+15.
         beats.push((0, T0 + 15 * S));
         beats.push((0, T0 + 16 * S));
         let events = run(&mut d, &beats, T0 + 17 * S);
