@@ -5,11 +5,13 @@
 //! within a second of the SSE event (and at most 4 s after its last heartbeat, threshold 3 s),
 //! then `ok` when it beats again; a second radio, a second sender and a SiK radio's numbers (issue
 //! 28): the board shows each link's delivery and the two together, a SiK radio on its link, a
-//! second sender on one vehicle's id as a conflict, and that vehicle's link gap when one link
-//! stops carrying it; the daemon stops and `data-connection` turns `lost`; the daemon
+//! second sender on one vehicle's id as a conflict with its evidence, and, together with a
+//! vehicle in gap again, a vehicle's link gap when one link stops carrying it and another's
+//! position stream stopped while it beats; then all of them closing, live (the events list
+//! words each close); the daemon stops and `data-connection` turns `lost`; the daemon
 //! starts again on the same port and the page recovers by itself. axe-core (npm, `tests/board`)
 //! finds no serious or critical violation, and the browser's network log holds no request to
-//! any host but the daemon's. The screenshot it takes is `docs/board.png`
+//! any host but the daemon's. The screenshot it takes, with all of that open, is `docs/board.png`
 //! (`FOXBORNE_BOARD_SCREENSHOT=docs/board.png` writes it there).
 //!
 //! Needs /usr/bin/chromium, /usr/bin/chromedriver, a Python with selenium (`$FOXBORNE_PYTHON`
@@ -24,7 +26,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
@@ -33,6 +35,11 @@ const QUIET_SYSID: u8 = 4;
 const REDUNDANT_SYSID: u8 = 5;
 /// A second sender takes this vehicle's id (issue 28).
 const CONFLICT_SYSID: u8 = 6;
+/// Sends GLOBAL_POSITION_INT every round (4/s), until its stream is stopped (issue 28).
+const POSITION_SYSID: u8 = 3;
+/// GLOBAL_POSITION_INT frames sent before the stream may stop: the daemon judges a stream that
+/// stopped against the 10 s before, so it must have been steady that long (12 s at 4/s).
+const POSITION_HISTORY: u32 = 48;
 /// Configured in `[gap] vehicles`; 1 to 6 beat, 7 is never heard.
 const NAMES: [&str; 7] = [
     "Kestrel 1",
@@ -85,6 +92,10 @@ struct Extra {
     radio2: Mutex<Option<SocketAddr>>,
     radio: AtomicBool,
     second_sender: AtomicBool,
+    /// `POSITION_SYSID`'s GLOBAL_POSITION_INT stream stopped (its heartbeats go on).
+    position_stopped: AtomicBool,
+    /// GLOBAL_POSITION_INT frames sent so far.
+    position_sent: AtomicU32,
 }
 
 /// Heartbeats (and SYSTEM_TIME, for latency) from sysids 1..=6 every 250 ms to whatever address
@@ -140,6 +151,18 @@ fn vehicles(
                     let _ = impostor
                         .send_to(&build::v2(header, 0, &build::heartbeat_payload(1, 3)), addr);
                 }
+                if sysid == POSITION_SYSID && !extra.position_stopped.load(Ordering::SeqCst) {
+                    let header = Header {
+                        seq: *seq,
+                        ..header
+                    };
+                    *seq = seq.wrapping_add(1);
+                    let _ = tx.send_to(
+                        &build::v2(header, 33, &global_position_payload(round * 250)),
+                        addr,
+                    );
+                    extra.position_sent.fetch_add(1, Ordering::SeqCst);
+                }
                 if round.is_multiple_of(4) {
                     let now_us = (std::time::SystemTime::now()
                         .duration_since(std::time::UNIX_EPOCH)
@@ -172,6 +195,19 @@ fn vehicles(
             std::thread::sleep(Duration::from_millis(250));
         }
     })
+}
+
+/// GLOBAL_POSITION_INT (msgid 33) payload, 28 bytes: time_boot_ms, lat, lon, alt,
+/// relative_alt, vx, vy, vz, hdg.
+fn global_position_payload(time_boot_ms: u32) -> [u8; 28] {
+    let mut p = [0u8; 28];
+    p[..4].copy_from_slice(&time_boot_ms.to_le_bytes());
+    p[4..8].copy_from_slice(&515_000_000i32.to_le_bytes());
+    p[8..12].copy_from_slice(&(-1_250_000i32).to_le_bytes());
+    p[12..16].copy_from_slice(&120_000i32.to_le_bytes());
+    p[16..20].copy_from_slice(&30_000i32.to_le_bytes());
+    p[26..28].copy_from_slice(&9000u16.to_le_bytes());
+    p
 }
 
 fn config(http: &str) -> String {
@@ -369,7 +405,9 @@ fn the_board_shows_a_gap_recovers_and_survives_a_daemon_restart_in_chromium() {
         .all(|(sysid, s, _)| s == if *sysid == NEVER_SYSID { "never" } else { "ok" }));
 
     // Issue 28: sysid 5 on both radios, a SiK radio on radio1, a second sender on sysid 6.
-    *extra.radio2.lock().unwrap() = Some(d.udp_addr("radio2"));
+    // (The daemon says its address once, in its log.)
+    let radio2_addr = d.udp_addr("radio2");
+    *extra.radio2.lock().unwrap() = Some(radio2_addr);
     extra.radio.store(true, Ordering::SeqCst);
     extra.second_sender.store(true, Ordering::SeqCst);
     script.next();
@@ -379,20 +417,63 @@ fn the_board_shows_a_gap_recovers_and_survives_a_daemon_restart_in_chromium() {
         delivery.contains("radio1") && delivery.contains("radio2") && delivery.contains("together"),
         "{both:#}"
     );
+    // radio1 brings every frame of sysid 5; radio2 only its heartbeats, and only since this
+    // phase began: less, and the two together all of them.
+    assert!(
+        delivery.contains("radio1 100.0 %") && delivery.contains("together 100.0 %"),
+        "{delivery}"
+    );
+    let radio2_percent: f64 = delivery
+        .split("radio2 ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no radio2 figure in {delivery}"));
+    assert!(radio2_percent < 100.0, "{delivery}");
     let radio = both["radio"].as_str().unwrap();
     assert!(
         radio.contains("51/68") && radio.contains("-74.4 dBm") && radio.contains("-27.0 dBm"),
         "{radio}"
     );
+    for number in [
+        "noise 40 here, 45 remote",
+        "rx errors 3 (fixed 1)",
+        "tx buffer 97 %",
+    ] {
+        assert!(radio.contains(number), "{number}: {radio}");
+    }
     let conflict = both["conflict"].as_str().unwrap();
     assert!(conflict.contains("TWO SENDERS"), "{conflict}");
+    // Its evidence: heartbeats of a quadrotor and a fixed wing alternating on one id, from two
+    // peer addresses (the vehicle's and the second sender's sockets).
+    let reasons = both["reasons"].as_str().unwrap();
+    assert!(
+        reasons.split(' ').any(|r| r == "heartbeat_identity"),
+        "{both:#}"
+    );
+    assert!(
+        conflict.contains("quadrotor") && conflict.contains("fixed wing"),
+        "{conflict}"
+    );
+    assert!(conflict.matches("127.0.0.1:").count() >= 2, "{conflict}");
+    assert_eq!(both["delivery_unreliable"], "true", "{both:#}");
     assert!(
         both["loss"].as_str().unwrap().contains("UNRELIABLE"),
         "{both:#}"
     );
     // radio2 stops carrying sysid 5: a link gap on its card, naming the link still hearing it;
-    // the vehicle itself stays ok.
+    // the vehicle itself stays ok. At once sysid 3's position stream stops while it beats, and
+    // sysid 4 goes quiet again (the screenshot shows every finding at once). The stream must
+    // have been steady for the daemon's baseline first: awaited on what the sender has sent.
+    assert!(
+        common::eventually(Duration::from_secs(30), || {
+            extra.position_sent.load(Ordering::SeqCst) >= POSITION_HISTORY
+        }),
+        "the position stream never had its history"
+    );
     *extra.radio2.lock().unwrap() = None;
+    extra.position_stopped.store(true, Ordering::SeqCst);
+    quiet.store(true, Ordering::SeqCst);
     script.next();
     let cut = script.expect("link_gap");
     let gap_text = cut["text"].as_str().unwrap();
@@ -401,9 +482,60 @@ fn the_board_shows_a_gap_recovers_and_survives_a_daemon_restart_in_chromium() {
         "{cut:#}"
     );
     assert_eq!(cut["state"], "ok", "{cut:#}");
-    assert_accessible(&cut["axe"], "with a link gap and a conflict");
-    extra.radio.store(false, Ordering::SeqCst);
+    assert_eq!(cut["stream_state"], "stopped", "{cut:#}");
+    let stream = cut["stream"].as_str().unwrap();
+    assert!(
+        stream.contains("GLOBAL_POSITION_INT stopped") && stream.contains("heartbeats go on"),
+        "{stream}"
+    );
+    assert_eq!(cut["stream_vehicle_state"], "ok", "{cut:#}");
+    assert_eq!(cut["quiet_state"], "gap", "{cut:#}");
+    // Still open, still said.
+    assert!(cut["conflict"].as_str().is_some(), "{cut:#}");
+    let summary = cut["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("1 in gap")
+            && summary.contains("1 with two senders")
+            && summary.contains("1 silent on a link")
+            && summary.contains("1 with a stream stopped"),
+        "{summary}"
+    );
+    assert_accessible(
+        &cut["axe"],
+        "with a gap, a link gap, a conflict and a stream stopped",
+    );
+
+    // All of it ends: each closes on the board as its event arrives (the conflict once no
+    // second sender has been heard for 10 s), and the events list words every close.
+    *extra.radio2.lock().unwrap() = Some(radio2_addr);
+    extra.position_stopped.store(false, Ordering::SeqCst);
+    quiet.store(false, Ordering::SeqCst);
     extra.second_sender.store(false, Ordering::SeqCst);
+    script.next();
+    let clear = script.expect("all_clear");
+    assert!(states(&clear["vehicles"])
+        .iter()
+        .all(|(sysid, s, _)| s == if *sysid == NEVER_SYSID { "never" } else { "ok" }));
+    assert_eq!(clear["alerts"], 0, "{clear:#}");
+    assert_eq!(clear["delivery_unreliable"], "false", "{clear:#}");
+    let events: Vec<&str> = clear["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    for closed in [
+        "Heard again on radio2. Nothing there for",
+        "One sender again on system id 6, component 1",
+        "GLOBAL_POSITION_INT from system 3 back to",
+    ] {
+        assert!(
+            events.iter().any(|e| e.contains(closed)),
+            "{closed}: {events:#?}"
+        );
+    }
+    extra.radio.store(false, Ordering::SeqCst);
+    *extra.radio2.lock().unwrap() = None;
 
     // The daemon stops: the page says the connection is lost, in the banner.
     assert!(d.stop().success());

@@ -36,6 +36,12 @@ pub enum Reason {
 }
 
 impl Reason {
+    pub const ALL: [Reason; 3] = [
+        Reason::InterleavedSequences,
+        Reason::HeartbeatIdentity,
+        Reason::Sources,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Reason::InterleavedSequences => "interleaved_sequences",
@@ -112,6 +118,8 @@ struct Sender {
     link_names: BTreeMap<LinkId, String>,
     open: Option<SysidConflictEvent>,
     last_evidence_ns: i64,
+    /// How long after the open its evidence is next refreshed.
+    refreshed_ns: i64,
 }
 
 #[derive(Debug, Default)]
@@ -235,6 +243,7 @@ impl ConflictDetector {
             }
             let Some(open) = s.open.take() else { continue };
             self.open.remove(&key);
+            s.refreshed_ns = 0;
             let lasted_ns = s.last_evidence_ns - open.utc.ns();
             s.identities.clear();
             if let Some(identity) = s.identity {
@@ -276,10 +285,28 @@ impl ConflictDetector {
             return None;
         }
         sender.last_evidence_ns = now_ns;
-        if sender.open.is_some() {
+        let name = self.names.get(&sysid).cloned();
+        if let Some(open) = &sender.open {
+            // The open conflict's evidence on /status grows as more comes (every reason seen
+            // while it lasts), at most once a second.
+            if now_ns - open.utc.ns() >= sender.refreshed_ns {
+                let mut seen: Vec<Reason> = open
+                    .reasons
+                    .iter()
+                    .filter_map(|r| Reason::ALL.into_iter().find(|k| k.as_str() == r))
+                    .chain(reasons)
+                    .collect();
+                seen.sort();
+                seen.dedup();
+                let refreshed = SysidConflictEvent {
+                    utc: open.utc,
+                    ..evidence(sender, sysid, compid, name, &seen, now_ns)
+                };
+                sender.refreshed_ns = now_ns - open.utc.ns() + NANOS_PER_SECOND;
+                sender.open = Some(refreshed);
+            }
             return None;
         }
-        let name = self.names.get(&sysid).cloned();
         let event = evidence(sender, sysid, compid, name, &reasons, now_ns);
         sender.open = Some(event.clone());
         self.open.insert((sysid, compid));
@@ -427,6 +454,14 @@ mod tests {
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].reasons, ["sources"]);
         assert_eq!(events[0].sources, ["10.0.0.1:5000", "10.0.0.2:5000"]);
+        // The open conflict's evidence grows: a third address, seen a second later.
+        let t = T0 + 5 * S;
+        assert!(c.heartbeat(hb("10.0.0.3:5000", 200, 2, t)).is_none());
+        assert_eq!(
+            c.open_conflicts()[0].sources,
+            ["10.0.0.1:5000", "10.0.0.2:5000", "10.0.0.3:5000"]
+        );
+        assert_eq!(c.open_conflicts()[0].utc, events[0].utc);
 
         // A router forwarding each heartbeat from two ports: the same number twice.
         let mut c = ConflictDetector::default();

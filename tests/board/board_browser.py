@@ -199,7 +199,6 @@ def check(url, axe_path, screenshot):
         ActionChains(driver).send_keys("e").perform()
         focus_e = driver.execute_script("return document.activeElement.id || null;")
         driver.execute_script("document.activeElement.blur();")
-        driver.save_screenshot(screenshot)
         violations_gap = page.axe(axe_source)
         say("gap", timing=timing, first=first, vehicles=page.vehicles(), axe=violations_gap,
             keys={"g": focus_g, "e": focus_e})
@@ -219,16 +218,47 @@ def check(url, axe_path, screenshot):
         page.await_("the SiK radio in the links table",
                     lambda: text_of("#links [data-radio='51/68']") is not None)
         page.await_("sysid 6's conflict", lambda: text_of(card % 6 + " [data-conflict='open']") is not None)
+        attr_of = lambda selector, name: driver.execute_script(
+            "const e = document.querySelector(arguments[0]);"
+            "return e ? e.getAttribute(arguments[1]) : null;", selector, name)
         say("redundancy", delivery=text_of(card % 5 + " .delivery"),
             radio=text_of("#links [data-radio='51/68']"),
             conflict=text_of(card % 6 + " [data-conflict='open']"),
+            reasons=attr_of(card % 6 + " [data-conflict='open']", "data-reasons"),
+            delivery_unreliable=attr_of(card % 6 + " .delivery", "data-unreliable"),
             loss=text_of(card % 6 + " .loss"))
 
-        next_step()  # radio2 no longer carries sysid 5
+        # radio2 no longer carries sysid 5, sysid 3's position stream stops, sysid 4 is quiet
+        next_step()
         page.await_("sysid 5's link gap on radio2",
                     lambda: text_of(card % 5 + " [data-link-gap='radio2']") is not None)
+        page.await_("sysid 3's stream stopped",
+                    lambda: text_of(card % 3 + " [data-stream-state]") is not None)
+        page.await_("sysid 4 in gap again", lambda: page.state_of(QUIET_SYSID) == "gap")
+        # The wall as the README shows it (FOXBORNE_BOARD_SCREENSHOT=docs/board.png): a vehicle in
+        # gap, one never heard, a link gap, two senders on one id, a stream stopped, a radio.
+        driver.save_screenshot(screenshot)
         say("link_gap", text=text_of(card % 5 + " [data-link-gap='radio2']"), state=page.state_of(5),
-            axe=page.axe(axe_source))
+            stream=text_of(card % 3 + " [data-stream-state]"),
+            stream_state=attr_of(card % 3 + " [data-stream-state]", "data-stream-state"),
+            stream_vehicle_state=page.state_of(3), quiet_state=page.state_of(QUIET_SYSID),
+            conflict=text_of(card % 6 + " [data-conflict='open']"),
+            summary=text_of("#summary"), axe=page.axe(axe_source))
+
+        next_step()  # radio2 carries sysid 5 again, the stream resumes, sysid 4 beats, one sender
+        alerts = ("return document.querySelectorAll('#vehicles [data-link-gap], "
+                  "#vehicles [data-conflict], #vehicles [data-stream-state]').length;")
+        events = "return [...document.querySelectorAll('#events li')].map((li) => li.innerText);"
+        closes = ("Heard again on radio2", "One sender again on system id 6", "GLOBAL_POSITION_INT from system 3 back to")
+        # The conflict closes 10 s after the second sender's last heartbeat.
+        page.await_("no link gap, conflict or stream left on a card",
+                    lambda: driver.execute_script(alerts) == 0, timeout=30)
+        page.await_("every close in the events list", lambda: all(
+            any(c in e for e in driver.execute_script(events)) for c in closes))
+        vs = page.await_("six vehicles ok, one never heard", page.all_ok)
+        say("all_clear", vehicles=vs, alerts=driver.execute_script(alerts),
+            delivery_unreliable=attr_of(card % 6 + " .delivery", "data-unreliable"),
+            events=driver.execute_script(events))
 
         next_step()  # the daemon has stopped
         stopped = time.monotonic()

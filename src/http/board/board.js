@@ -768,7 +768,7 @@ function renderLinks() {
     th.scope = 'row';
     const stateCell = el('td', state[0], state[1]);
     // Frames that continued a second run of sequence numbers: two senders on one id.
-    if (l.seq_interleaved > 0) stateCell.append(el('span', 'interleaved', `${l.seq_interleaved} frames of a second sender`));
+    if (l.seq_interleaved > 0) stateCell.append(el('span', 'interleaved', `${l.seq_interleaved} interleaved`));
     tr.append(th, stateCell, el('td', null, l.rate_per_s.toFixed(1)), el('td', null, rejects), el('td', null, drops));
     // Each SiK radio reporting on the link (RADIO_STATUS): a row of its own under the link's.
     const radios = (l.radios || []).map((r) => {
