@@ -13,7 +13,7 @@ use crate::monitor::{parse_utc_ns, Event, MonitorInput, Watch, WatchSettings};
 use crate::receipt::ReceiptRecord;
 use crate::sniff::{sniff, FileKind, HEAD_LEN};
 use crate::tlog::read_tlog;
-use crate::wire::sequence::{SeqOutcome, SequenceTracker};
+use crate::wire::sequence::SequenceTracker;
 use crate::wire::signing::SigningKeys;
 use crate::wire::ScanItem;
 use std::io::{BufRead, BufReader, Read};
@@ -51,15 +51,13 @@ impl Replay {
     /// Every receipt, of any message, counted as the daemon counts it (delivery, rates, a
     /// second sender's sequence), before its monitor input if it has one.
     pub fn frame(&mut self, receipt: Receipt, link_name: &str) -> Option<Event> {
-        let settings = &self.settings;
-        let driver = self.driver.get_or_insert_with(|| {
-            MonitorDriver::new(Watch::new(settings.clone(), receipt.utc_ns), Vec::new())
-        });
-        let link = driver.link(link_name).unwrap_or(LinkId::FIRST);
+        let (driver, link) =
+            driver_and_link(&mut self.driver, &self.settings, receipt.utc_ns, link_name);
         let sender = (link, receipt.sysid, receipt.compid);
         let outcome = self.sequences.observe(sender, receipt.seq);
-        let interleaved = (outcome == SeqOutcome::Interleaved)
-            .then(|| [self.sequences.last_seq(sender), receipt.seq]);
+        let interleaved = self
+            .sequences
+            .interleaved_runs(sender, receipt.seq, outcome);
         driver.frame(&FrameSeen {
             link,
             sysid: receipt.sysid,
@@ -76,14 +74,8 @@ impl Replay {
     /// settles.
     pub fn receipt(&mut self, input: MonitorInput, link_name: &str) -> Vec<Event> {
         let utc_ns = input.utc_ns();
-        let settings = &self.settings;
-        let driver = self.driver.get_or_insert_with(|| {
-            MonitorDriver::new(Watch::new(settings.clone(), utc_ns), Vec::new())
-        });
         self.last_utc_ns = Some(utc_ns);
-        // A recording naming more links than a daemon can have: the rest share the first id
-        // (they still count apart by name wherever it matters, in the gap events).
-        let link = driver.link(link_name).unwrap_or(LinkId::FIRST);
+        let (driver, link) = driver_and_link(&mut self.driver, &self.settings, utc_ns, link_name);
         driver.push(input.on_link(link));
         // The recording's own clock, even where it stepped back: the detector judges spacing
         // in arrival order, as the recording was made.
@@ -97,6 +89,22 @@ impl Replay {
             _ => Vec::new(),
         }
     }
+}
+
+/// The replay's driver, made at the recording's first stamp, and the id of the link called
+/// `link_name`. A recording naming more links than a daemon can have: the rest share the first
+/// id (they still count apart by name wherever it matters, in the gap events).
+fn driver_and_link<'a>(
+    driver: &'a mut Option<MonitorDriver>,
+    settings: &WatchSettings,
+    utc_ns: i64,
+    link_name: &str,
+) -> (&'a mut MonitorDriver, LinkId) {
+    let driver = driver.get_or_insert_with(|| {
+        MonitorDriver::new(Watch::new(settings.clone(), utc_ns), Vec::new())
+    });
+    let link = driver.link(link_name).unwrap_or(LinkId::FIRST);
+    (driver, link)
 }
 
 /// One recorded receipt's header, for [`Replay::frame`].

@@ -208,12 +208,11 @@ impl FrameSeen {
             name: frame.name,
             seq: frame.seq,
             utc_ns,
-            interleaved: (outcome == SeqOutcome::Interleaved).then(|| {
-                [
-                    tracker.last_seq((link, frame.sysid, frame.compid)),
-                    frame.seq,
-                ]
-            }),
+            interleaved: tracker.interleaved_runs(
+                (link, frame.sysid, frame.compid),
+                frame.seq,
+                outcome,
+            ),
         }
     }
 }

@@ -167,9 +167,10 @@ impl StreamWatch {
         events
     }
 
-    pub fn rates(&self) -> Vec<StreamRate> {
+    /// The streams of `sysid` (a range of the map: the snapshot asks per vehicle).
+    pub fn rates_of(&self, sysid: u8) -> Vec<StreamRate> {
         self.streams
-            .iter()
+            .range((sysid, 0)..=(sysid, u32::MAX))
             .map(|(&(sysid, msgid), s)| {
                 let recent: u32 = (0..RECENT_S as i64).map(|k| s.count(s.judged_s - k)).sum();
                 StreamRate {
@@ -385,7 +386,9 @@ mod tests {
             w.frame(7, 22, "PARAM_VALUE", T0 + k * S / 25);
         }
         assert!(poll_each_second(&mut w, 1, 45, false).is_empty());
-        assert!(w.rates().iter().all(|r| r.msg != "PARAM_VALUE"));
+        assert!(w.rates_of(7).iter().all(|r| r.msg != "PARAM_VALUE"));
+        assert_eq!(w.rates_of(7).len(), 1);
+        assert!(w.rates_of(8).is_empty());
     }
 
     #[test]

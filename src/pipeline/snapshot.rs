@@ -231,9 +231,8 @@ fn redundancy(watch: &Watch, links: &[LinkStatus], sysid: u8) -> VehicleSnapshot
         conflicts,
         streams: watch
             .streams
-            .rates()
+            .rates_of(sysid)
             .into_iter()
-            .filter(|r| r.sysid == sysid)
             .map(|r| MessageStreamSnapshot {
                 msgid: r.msgid,
                 msg: r.msg.to_string(),

@@ -200,9 +200,16 @@ impl SequenceTracker {
         outcome
     }
 
-    /// The last number of the sender's (first) run.
-    pub fn last_seq(&self, sender: SenderKey) -> u8 {
-        self.senders.get(&sender).map_or(0, |s| s.last_seq)
+    /// For a frame `observe` found [`SeqOutcome::Interleaved`]: the first run's last number
+    /// and the frame's own, the evidence of two runs.
+    pub fn interleaved_runs(
+        &self,
+        sender: SenderKey,
+        seq: u8,
+        outcome: SeqOutcome,
+    ) -> Option<[u8; 2]> {
+        (outcome == SeqOutcome::Interleaved)
+            .then(|| [self.senders.get(&sender).map_or(0, |s| s.last_seq), seq])
     }
 
     pub fn stats(&self) -> impl Iterator<Item = (SenderKey, &SeqStats)> {
