@@ -41,6 +41,8 @@ pub(crate) mod sniff;
 pub mod sortie;
 #[cfg(feature = "full")]
 pub(crate) mod status;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod tlog;
 pub mod ulog;
 pub mod wire;

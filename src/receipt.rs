@@ -142,22 +142,30 @@ mod tests {
     use crate::wire::signing::SigningKeys;
     use crate::wire::{DatagramScanner, ScanItem};
 
-    fn heartbeat_v2() -> Vec<u8> {
-        // sysid 4, compid 1, seq 17, HEARTBEAT quadrotor/ardupilot.
-        let mut f = vec![0xFD, 9, 0, 0, 17, 4, 1, 0, 0, 0];
-        f.extend_from_slice(&[0, 0, 0, 0, 2, 3, 81, 4, 3]);
-        let crc = mavlink::calculate_crc(&f[1..], 50);
-        f.extend_from_slice(&crc.to_le_bytes());
-        f
-    }
-
-    #[test]
-    fn writes_the_design_example_line_with_keys_in_order() {
-        let bytes = heartbeat_v2();
+    /// The receipt line of a v2 HEARTBEAT (sysid 4, compid 1, seq 17, quadrotor/ardupilot)
+    /// arriving as `arrival` says.
+    fn heartbeat_line(arrival: &Arrival, options: &LineOptions) -> String {
+        let mut bytes = vec![0xFD, 9, 0, 0, 17, 4, 1, 0, 0, 0];
+        bytes.extend_from_slice(&[0, 0, 0, 0, 2, 3, 81, 4, 3]);
+        let crc = mavlink::calculate_crc(&bytes[1..], 50);
+        bytes.extend_from_slice(&crc.to_le_bytes());
         let keys = SigningKeys::default();
         let Some(ScanItem::Frame(frame)) = DatagramScanner::new(&bytes, &keys).next() else {
             panic!("no frame");
         };
+        let mut out = Vec::new();
+        write_line(
+            &mut out,
+            &mut UtcMillis::default(),
+            arrival,
+            &frame,
+            options,
+        );
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn writes_the_design_example_line_with_keys_in_order() {
         let utc_ns = crate::monitor::parse_utc_ns("2026-09-24T14:32:03.912Z").unwrap() + 345_678;
         let link = json_string("radio1");
         let arrival = Arrival {
@@ -166,27 +174,14 @@ mod tests {
             link_json: &link,
             src_json: None,
         };
-        let mut out = Vec::new();
-        write_line(
-            &mut out,
-            &mut UtcMillis::default(),
-            &arrival,
-            &frame,
-            &LineOptions::default(),
-        );
         assert_eq!(
-            String::from_utf8(out).unwrap(),
+            heartbeat_line(&arrival, &LineOptions::default()),
             "{\"recv_utc\":\"2026-09-24T14:32:03.912Z\",\"mono_ns\":81234567890123,\"link\":\"radio1\",\"sysid\":4,\"compid\":1,\"msgid\":0,\"msg\":\"HEARTBEAT\",\"seq\":17,\"len\":9,\"ver\":2}\n"
         );
     }
 
     #[test]
     fn optional_keys_follow_and_the_line_reads_back() {
-        let bytes = heartbeat_v2();
-        let keys = SigningKeys::default();
-        let Some(ScanItem::Frame(frame)) = DatagramScanner::new(&bytes, &keys).next() else {
-            panic!("no frame");
-        };
         let link = json_string("usb \"0\"");
         let src = json_string("127.0.0.1:5000");
         let arrival = Arrival {
@@ -199,22 +194,9 @@ mod tests {
             fields_for: FieldSelection::Only(vec![0]),
             signatures_checked: false,
         };
-        let mut out = Vec::new();
-        write_line(
-            &mut out,
-            &mut UtcMillis::default(),
-            &arrival,
-            &frame,
-            &options,
-        );
-        let text = String::from_utf8(out).unwrap();
+        let text = heartbeat_line(&arrival, &options);
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
-        let keys: Vec<&str> = value
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(|k| k.as_str())
-            .collect();
+        let keys = crate::test_support::json_keys(&value);
         assert_eq!(&keys[..9], &REQUIRED_KEYS);
         let record: ReceiptRecord = serde_json::from_str(&text).unwrap();
         assert_eq!(record.recv_utc, "1969-12-31T23:59:59.999Z");

@@ -127,10 +127,7 @@ pub fn logged_span(report: &Value) -> Option<(u64, u64)> {
 }
 
 /// Microseconds since the epoch as RFC 3339 with milliseconds (`2026-09-22T14:13:19.000Z`).
-pub fn utc_text(us: i64) -> Option<String> {
-    chrono::DateTime::from_timestamp_micros(us)
-        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
-}
+pub use crate::monitor::utc::format_utc_ms_of_us as utc_text;
 
 /// The inverse of [`utc_text`] (any RFC 3339 time).
 pub fn parse_utc(text: &str) -> Option<i64> {

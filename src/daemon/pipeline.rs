@@ -13,7 +13,7 @@ use super::link_queue::LinkShared;
 use super::notify::Notifier;
 use crate::monitor::Event;
 use crate::pipeline::{
-    Action, Advance, Housekeeping, LinkBatch, Note, PipelineCore, Stream, WriterDrops,
+    Action, Advance, Housekeeping, LinkBatch, Note, PipelineCore, Stream, WriterDrops, HOUSEKEEPING,
 };
 use crate::sink::WriterHandle;
 use crate::status::{StatusSnapshot, StreamSnapshot, WebhookSnapshot};
@@ -24,8 +24,6 @@ use tokio::sync::{mpsc, watch, Notify};
 
 /// How many batches one pass takes before judging and polling.
 const MAX_BATCHES_PER_PASS: usize = 64;
-/// Clock status, drop reports and the published status are refreshed this often.
-const HOUSEKEEPING: Duration = Duration::from_millis(500);
 
 pub struct Sinks {
     pub receive: WriterHandle,

@@ -132,23 +132,9 @@ pub fn events(judged: Vec<Judged>) -> impl Iterator<Item = Event> {
 mod tests {
     use super::*;
     use crate::monitor::event::GapState;
+    use crate::monitor::input::test_support::{hb, S, T0};
     use crate::monitor::merge::watermark;
     use crate::monitor::WatchSettings;
-
-    const S: i64 = 1_000_000_000;
-    const T0: i64 = 1_790_000_000 * S;
-
-    fn hb(link: usize, sysid: u8, utc_ns: i64) -> MonitorInput {
-        MonitorInput::Heartbeat {
-            link: LinkId::new(link).unwrap(),
-            sysid,
-            compid: 1,
-            utc_ns,
-            fields: None,
-            seq: 0,
-            src: None,
-        }
-    }
 
     /// Steps of (now, inputs arriving, the oldest stamp a busy link still holds): the gap
     /// events the driver judges.

@@ -642,12 +642,7 @@ mod tests {
         open.gap_s = None;
         open.title = None;
         let value: serde_json::Value = serde_json::to_value(&open).unwrap();
-        let keys: Vec<&str> = value
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(|k| k.as_str())
-            .collect();
+        let keys = crate::test_support::json_keys(&value);
         assert_eq!(keys.len(), 14);
         assert_eq!(value["state"], "open");
         assert!(value["next_recv_utc"].is_null() && value["title"].is_null());

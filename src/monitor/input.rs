@@ -54,6 +54,20 @@ pub const TLOG_RESOLUTION_NS: i64 = 1_000;
 pub struct SystemTimeWithoutFields;
 
 impl MonitorInput {
+    /// A HEARTBEAT input with nothing but where, who and when: what most monitor tests feed.
+    #[cfg(test)]
+    pub fn bare_heartbeat(link: LinkId, sysid: u8, compid: u8, utc_ns: i64) -> Self {
+        MonitorInput::Heartbeat {
+            link,
+            sysid,
+            compid,
+            utc_ns,
+            fields: None,
+            seq: 0,
+            src: None,
+        }
+    }
+
     /// The input a frame received at `utc_ns` (recorded to `resolution_ns`) gives, if the
     /// monitors care about its message.
     pub fn from_frame(
@@ -245,6 +259,20 @@ fn heartbeat_fields(fields: &serde_json::Value) -> Option<fields::Heartbeat> {
         system_status: byte("system_status")?,
         mavlink_version: byte("mavlink_version")?,
     })
+}
+
+/// What the monitor tests share: whole seconds from a fixed start, and bare heartbeats.
+#[cfg(test)]
+pub mod test_support {
+    use super::MonitorInput;
+    use crate::link::LinkId;
+
+    pub const S: i64 = 1_000_000_000;
+    pub const T0: i64 = 1_790_000_000 * S;
+
+    pub fn hb(link: usize, sysid: u8, utc_ns: i64) -> MonitorInput {
+        MonitorInput::bare_heartbeat(LinkId::new(link).unwrap(), sysid, 1, utc_ns)
+    }
 }
 
 #[cfg(test)]

@@ -92,22 +92,7 @@ impl EventOrder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::link::LinkId;
-
-    const S: i64 = 1_000_000_000;
-    const T0: i64 = 1_790_000_000 * S;
-
-    fn hb(link: usize, sysid: u8, utc_ns: i64) -> MonitorInput {
-        MonitorInput::Heartbeat {
-            link: LinkId::new(link).unwrap(),
-            sysid,
-            compid: 1,
-            utc_ns,
-            fields: None,
-            seq: 0,
-            src: None,
-        }
-    }
+    use crate::monitor::input::test_support::{hb, S, T0};
 
     #[test]
     fn the_watermark_is_now_unless_a_busy_link_holds_it_back() {

@@ -24,6 +24,13 @@ pub fn format_utc_ms(utc_ns: i64) -> String {
     String::from_utf8(out).expect("ASCII")
 }
 
+/// Microseconds since the epoch (a flight log's GPS time, the catalog's times) in the same form
+/// as [`format_utc_ms`]; `None` past what nanoseconds hold (the year 2262), which only a
+/// corrupt timestamp reaches.
+pub fn format_utc_ms_of_us(utc_us: i64) -> Option<String> {
+    utc_us.checked_mul(1_000).map(format_utc_ms)
+}
+
 /// Formats UTC nanoseconds as RFC 3339 with milliseconds and `Z`, caching the part that changes
 /// once a second so the per-frame cost is a few digits.
 #[derive(Debug, Default)]

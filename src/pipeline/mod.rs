@@ -30,6 +30,10 @@ use crate::status::{StatusSnapshot, StreamSnapshot, WebhookSnapshot};
 use crate::wire::sequence::SeqStats;
 use std::collections::BTreeMap;
 
+/// How often a shell ticks [`Housekeeping`]: the clock status, the drop reports and the
+/// published status are this fresh (the daemon and the `range` view alike).
+pub const HOUSEKEEPING: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// What a link's scanner hands the pipeline.
 #[derive(Debug)]
 pub struct LinkBatch {

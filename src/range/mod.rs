@@ -7,6 +7,7 @@
 //! reads the sites' own `clock` events from `FOXBORNE_EVENTS`. The sites' progress marks, in the
 //! receipts stream, tell the judge how far each site's input is complete ([`input`]).
 
+mod consumer;
 pub mod coverage;
 pub mod input;
 pub mod judge;
@@ -17,20 +18,17 @@ use crate::daemon::events::EventSink;
 use crate::daemon::service::{self, Asked, FileSettings, Signals};
 use crate::daemon::shutdown::{Stop, STOP_BUDGET};
 use crate::monitor::{format_utc_ms, Event};
+use crate::pipeline::HOUSEKEEPING;
 use crate::publish::subject;
 use crate::sink::rotating::Framing;
 use crate::sink::FileSet;
 use crate::status::{SiteSnapshot, StatusSnapshot, VehicleSnapshot};
-use anyhow::Context;
 use futures_util::StreamExt;
 use judge::{range_line, RangeJudge};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
-const HOUSEKEEPING: Duration = Duration::from_millis(500);
-/// Receipts judged and not yet acknowledged, at most (an ack covers every one before it).
-const MAX_ACK_PENDING: i64 = 65_536;
 /// Acknowledge at least this often in receipts, besides every housekeeping tick.
 const ACK_EVERY: u64 = 4_096;
 /// The range's events: `events/YYYY-MM-DD/range-events-*.jsonl`, beside a receiver's own.
@@ -73,71 +71,11 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
         config.effective(),
     )?;
 
-    let mut options = async_nats::ConnectOptions::new()
-        .name(format!("foxborne-receiver range {}", config.name))
-        .retry_on_initial_connect();
-    if let Some(creds) = &config.creds_file {
-        options = options
-            .credentials_file(creds)
-            .await
-            .with_context(|| format!("range.creds_file: {}", creds.display()))?;
-    }
-    let client = options
-        .connect(config.nats_url.as_str())
-        .await
-        .with_context(|| format!("range.nats_url: cannot connect to {}", config.nats_url))?;
-    let js = async_nats::jetstream::new(client);
-    let stream = js
-        .get_or_create_stream(crate::publish::stream_config(
-            crate::publish::RECEIPTS_STREAM,
-            crate::publish::DEFAULT_MAX_AGE,
-        ))
-        .await
-        .map_err(|e| anyhow::anyhow!("the {} stream: {e}", crate::publish::RECEIPTS_STREAM))?;
-    let durable = format!("range-{}", config.name);
-    let consumer = stream
-        .get_or_create_consumer(
-            &durable,
-            async_nats::jetstream::consumer::pull::Config {
-                durable_name: Some(durable.clone()),
-                filter_subject: subject::ALL_RECEIPTS.into(),
-                ack_policy: async_nats::jetstream::consumer::AckPolicy::All,
-                // JetStream stops delivering at this many unacknowledged messages; the default
-                // (1,000) against an ack every 0.5 s would cap the range at 2,000 receipts/s.
-                max_ack_pending: MAX_ACK_PENDING,
-                ..Default::default()
-            },
-        )
-        .await
-        .map_err(|e| anyhow::anyhow!("the range consumer {durable}: {e}"))?;
-    let mut messages = consumer
-        .messages()
-        .await
-        .map_err(|e| anyhow::anyhow!("the range consumer {durable}: {e}"))?;
-    // The sites' own clock reports, from the events stream, on a consumer of their own.
-    let events_stream = js
-        .get_or_create_stream(crate::publish::stream_config(
-            crate::publish::EVENTS_STREAM,
-            crate::publish::DEFAULT_MAX_AGE,
-        ))
-        .await
-        .map_err(|e| anyhow::anyhow!("the {} stream: {e}", crate::publish::EVENTS_STREAM))?;
-    let clock_durable = format!("range-{}-clock", config.name);
-    let mut clock_reports = events_stream
-        .get_or_create_consumer(
-            &clock_durable,
-            async_nats::jetstream::consumer::pull::Config {
-                durable_name: Some(clock_durable.clone()),
-                filter_subject: subject::ALL_CLOCK_EVENTS.into(),
-                ack_policy: async_nats::jetstream::consumer::AckPolicy::All,
-                ..Default::default()
-            },
-        )
-        .await
-        .map_err(|e| anyhow::anyhow!("the range consumer {clock_durable}: {e}"))?
-        .messages()
-        .await
-        .map_err(|e| anyhow::anyhow!("the range consumer {clock_durable}: {e}"))?;
+    let consumer::Consumers {
+        durable,
+        receipts: mut messages,
+        mut clock_reports,
+    } = consumer::connect(&config).await?;
 
     let mut judge = RangeJudge::new(config.gap.gap_config(), started_ns);
     let mut signals = Signals::install()?;
@@ -168,9 +106,7 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
             _ = housekeeping.tick() => {
                 unacked_count = 0;
                 if let Some(message) = unacked.take() {
-                    if let Err(e) = message.ack().await {
-                        tracing::warn!(error = %e, "range: cannot acknowledge; the receipts since the last ack will be judged again after a restart");
-                    }
+                    consumer::ack_receipts(message).await;
                 }
                 face.status.send_replace(Arc::new(snapshot(&judge, started_ns)));
             }
@@ -200,9 +136,7 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
                     unacked_count += 1;
                     if unacked_count >= ACK_EVERY {
                         unacked_count = 0;
-                        if let Err(e) = message.ack().await {
-                            tracing::warn!(error = %e, "range: cannot acknowledge; the receipts since the last ack will be judged again after a restart");
-                        }
+                        consumer::ack_receipts(message).await;
                     } else {
                         unacked = Some(message);
                     }

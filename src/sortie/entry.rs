@@ -269,12 +269,7 @@ mod tests {
             at_end: false,
         };
         let json = entry.to_json();
-        let keys: Vec<&str> = json
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(|k| k.as_str())
-            .collect();
+        let keys = crate::test_support::json_keys(&json);
         assert_eq!(
             keys,
             [

@@ -455,15 +455,7 @@ mod tests {
     use crate::sortie::entry::MS;
 
     fn hb(t: i64) -> MonitorInput {
-        MonitorInput::Heartbeat {
-            link: LinkId::FIRST,
-            sysid: 4,
-            compid: 1,
-            utc_ns: t,
-            fields: None,
-            seq: 0,
-            src: None,
-        }
+        MonitorInput::bare_heartbeat(LinkId::FIRST, 4, 1, t)
     }
 
     fn line(n: u64) -> Cite {
@@ -518,15 +510,7 @@ mod tests {
             record.receipt(4, t, Some(&hb(t)), "radio1", line(k as u64 + 1));
         }
         // A later receipt of another system moves the record's end past the threshold.
-        let other = MonitorInput::Heartbeat {
-            link: LinkId::FIRST,
-            sysid: 255,
-            compid: 190,
-            utc_ns: t0 + 20 * SECOND,
-            fields: None,
-            seq: 0,
-            src: None,
-        };
+        let other = MonitorInput::bare_heartbeat(LinkId::FIRST, 255, 190, t0 + 20 * SECOND);
         record.receipt(255, t0 + 20 * SECOND, Some(&other), "radio1", line(6));
         let facts = record.finish();
         let gap = facts

@@ -586,15 +586,7 @@ mod tests {
         air.happenings.sort_by_key(|h| h.start_ns);
 
         let mut record = GroundRecord::new("receiver", 4, WatchSettings::default(), MS);
-        let hb = |t: i64| MonitorInput::Heartbeat {
-            link: LinkId::FIRST,
-            sysid: 4,
-            compid: 1,
-            utc_ns: t,
-            fields: None,
-            seq: 0,
-            src: None,
-        };
+        let hb = |t: i64| MonitorInput::bare_heartbeat(LinkId::FIRST, 4, 1, t);
         for k in (0..5).rev() {
             let t = last_hb - k * SECOND;
             record.receipt(4, t, Some(&hb(t)), "radio1", line(5 - k as u64));
@@ -704,15 +696,7 @@ mod tests {
         let mut record = GroundRecord::new("receiver", 4, WatchSettings::default(), MS);
         for (n, boot_s) in [97, 98, 99, 100, 107].into_iter().enumerate() {
             let t = boot + boot_s * SECOND;
-            let hb = MonitorInput::Heartbeat {
-                link: LinkId::FIRST,
-                sysid: 4,
-                compid: 1,
-                utc_ns: t,
-                fields: None,
-                seq: 0,
-                src: None,
-            };
+            let hb = MonitorInput::bare_heartbeat(LinkId::FIRST, 4, 1, t);
             record.receipt(4, t, Some(&hb), "radio1", line(n as u64 + 1));
         }
         let ground = vec![record.finish()];

@@ -433,7 +433,7 @@ mod tests {
                 *b = seed as u8;
             }
             let v = decode(message.id, &payload);
-            let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+            let keys = crate::test_support::json_keys(&v);
             let names: Vec<&str> = message.fields.iter().map(|f| f.name).collect();
             assert_eq!(keys, names, "{}", message.name);
         }

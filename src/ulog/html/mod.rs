@@ -265,9 +265,8 @@ fn summary(out: &mut String, report: &Report, specs: &[SeriesSpec], series: &[Se
     let start = match &report.gps_anchor {
         Some(a) => match a.boot_offset_us {
             Some(off) => {
-                let utc = chrono::DateTime::from_timestamp_micros(off + t0 as i64)
-                    .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
-                    .unwrap_or_default();
+                let utc =
+                    crate::monitor::utc::format_utc_ms_of_us(off + t0 as i64).unwrap_or_default();
                 format!(
                     "{utc} ({}, spread {:.0} ms)",
                     a.title,
