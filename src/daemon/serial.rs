@@ -107,142 +107,190 @@ pub async fn run(
     name: String,
     settings: SerialSettings,
     queue: LinkSender,
-    mut shutdown: watch::Receiver<bool>,
+    shutdown: watch::Receiver<bool>,
 ) {
-    let mut retry = Backoff::new(FIRST_RETRY, MAX_RETRY);
-    // `Some(reason)` once `down` was reported, so a device that stays missing is reported once.
-    let mut reported_down: Option<String> = None;
-    let mut buf = vec![0u8; 4096];
-    // The speed found last time is tried first when the device comes back.
-    let mut start = 0usize;
-    // Each opening (and each speed tried) is a stream of its own for the scanner.
-    let mut conn = 0u64;
-    'outer: loop {
-        let mut speeds = Speeds::new(&settings.baud, start);
-        let failure = match open(&settings, speeds.current()) {
-            Err(reason) => reason,
-            Ok(mut port) => {
-                let low_latency = serial_latency::set(port.as_raw_fd(), &settings.path).describe();
-                let up_detail = |speeds: &Speeds| {
-                    let at = if speeds.all.len() > 1 {
-                        format!(
-                            "at {} baud (found by valid frames; tried in turn: {})",
-                            speeds.current(),
-                            speeds.list()
-                        )
-                    } else {
-                        format!("at {} baud", speeds.current())
-                    };
-                    format!("{} {at}; {low_latency}", settings.path.display())
-                };
-                let mut up = false;
-                let settle = tokio::time::sleep(SETTLE);
-                tokio::pin!(settle);
-                let probe = tokio::time::sleep(BAUD_PROBE);
-                tokio::pin!(probe);
-                conn += 1;
-                loop {
-                    let read = tokio::select! {
-                        biased;
-                        _ = shutdown.changed() => break 'outer,
-                        _ = &mut settle, if !up && speeds.found => {
-                            up = true;
-                            let detail = up_detail(&speeds);
-                            if queue.note(LinkChange::Up { at: clock::stamp(), detail }).await.is_err() {
-                                break 'outer;
-                            }
-                            reported_down = None;
-                            retry.succeeded();
-                            continue;
-                        }
-                        _ = &mut probe, if !speeds.found => {
-                            // No valid frame at this speed: its bytes end as a stream, and the
-                            // next speed starts afresh.
-                            if queue.offer(0, |at| LinkInput::StreamEnd { at, conn }).is_err() {
-                                break 'outer;
-                            }
-                            conn += 1;
-                            let wrapped = speeds.next();
-                            if let Err(e) = port.set_baud_rate(speeds.current()) {
-                                break format!("cannot set {} baud: {e}", speeds.current());
-                            }
-                            tracing::debug!(link = %name, baud = speeds.current(), "trying the next speed");
-                            if wrapped && reported_down.is_none() {
-                                let reason = format!(
-                                    "no valid MAVLink frames at any of {} baud; trying them again",
-                                    speeds.list()
-                                );
-                                tracing::warn!(link = %name, %reason, "serial link down");
-                                let down = LinkChange::Down { at: clock::stamp(), reason: reason.clone() };
-                                if queue.note(down).await.is_err() {
-                                    break 'outer;
-                                }
-                                reported_down = Some(reason);
-                            }
-                            probe.as_mut().reset(tokio::time::Instant::now() + BAUD_PROBE);
-                            continue;
-                        }
-                        r = port.read(&mut buf) => r,
-                    };
-                    match read {
-                        Ok(0) => break "end of file (device closed)".to_string(),
-                        Ok(n) => {
-                            tracing::trace!(link = %name, bytes = n, "serial read");
-                            let bytes = buf[..n].to_vec();
-                            let found_now = !speeds.found && speeds.shows_frames(&bytes);
-                            let offered = queue.offer(n, |at| LinkInput::Stream {
-                                at,
-                                conn,
-                                src_json: None,
-                                bytes,
-                            });
-                            if offered.is_err() {
-                                break 'outer;
-                            }
-                            if found_now {
-                                speeds.found = true;
-                                start = speeds.at;
-                                tracing::info!(link = %name, baud = speeds.current(), "serial speed found");
-                            }
-                            if !up && speeds.found {
-                                up = true;
-                                let detail = up_detail(&speeds);
-                                let at = clock::stamp();
-                                if queue.note(LinkChange::Up { at, detail }).await.is_err() {
-                                    break 'outer;
-                                }
-                                reported_down = None;
-                                retry.succeeded();
-                            }
-                        }
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(e) => break format!("read failed: {e}"),
+    let mut link = SerialLink {
+        name,
+        settings,
+        queue,
+        shutdown,
+        retry: Backoff::new(FIRST_RETRY, MAX_RETRY),
+        reported_down: None,
+        start: 0,
+        conn: 0,
+    };
+    // `Err(Stopped)`: shutdown, or the pipeline is gone.
+    let _ = link.run().await;
+}
+
+/// The daemon is stopping, or the pipeline no longer takes input: the link task ends.
+struct Stopped;
+
+/// How reading an open device ended, when it ended on its own.
+type Failure = String;
+
+/// One serial link's task state across openings of its device.
+struct SerialLink {
+    name: String,
+    settings: SerialSettings,
+    queue: LinkSender,
+    shutdown: watch::Receiver<bool>,
+    retry: Backoff,
+    /// `Some(reason)` once `down` was reported, so a device that stays missing is reported once.
+    reported_down: Option<String>,
+    /// The speed found last time, tried first when the device comes back.
+    start: usize,
+    /// Each opening (and each speed tried) is a stream of its own for the scanner.
+    conn: u64,
+}
+
+impl SerialLink {
+    /// Opens, reads until the device fails, reports it down, waits, and again.
+    async fn run(&mut self) -> Result<(), Stopped> {
+        loop {
+            let failure = match open(&self.settings, self.settings.baud.all()[self.start]) {
+                Err(reason) => reason,
+                Ok(port) => self.read(port).await?,
+            };
+            if self.reported_down.is_none() {
+                tracing::warn!(link = %self.name, reason = %failure, "serial link down; retrying");
+                self.down(failure).await?;
+            } else {
+                // Down already (no speed found): the device going away ends the open stream.
+                self.end_stream()?;
+            }
+            tokio::select! {
+                biased;
+                _ = self.shutdown.changed() => return Err(Stopped),
+                _ = tokio::time::sleep(self.retry.failed(0.0)) => {}
+            }
+        }
+    }
+
+    /// Reads an open device until it fails (the reason returned), trying each speed in turn
+    /// until one shows valid frames.
+    async fn read(&mut self, mut port: tokio_serial::SerialStream) -> Result<Failure, Stopped> {
+        let bauds = self.settings.baud.clone();
+        let mut speeds = Speeds::new(&bauds, self.start);
+        let low_latency = serial_latency::set(port.as_raw_fd(), &self.settings.path).describe();
+        let mut buf = vec![0u8; 4096];
+        let mut up = false;
+        let settle = tokio::time::sleep(SETTLE);
+        tokio::pin!(settle);
+        let probe = tokio::time::sleep(BAUD_PROBE);
+        tokio::pin!(probe);
+        self.conn += 1;
+        loop {
+            let read = tokio::select! {
+                biased;
+                _ = self.shutdown.changed() => return Err(Stopped),
+                _ = &mut settle, if !up && speeds.found => {
+                    up = true;
+                    self.up(&speeds, &low_latency).await?;
+                    continue;
+                }
+                _ = &mut probe, if !speeds.found => {
+                    if let Err(e) = self.next_speed(&mut port, &mut speeds).await? {
+                        return Ok(e);
+                    }
+                    probe.as_mut().reset(tokio::time::Instant::now() + BAUD_PROBE);
+                    continue;
+                }
+                r = port.read(&mut buf) => r,
+            };
+            match read {
+                Ok(0) => return Ok("end of file (device closed)".to_string()),
+                Ok(n) => {
+                    tracing::trace!(link = %self.name, bytes = n, "serial read");
+                    let bytes = buf[..n].to_vec();
+                    let found_now = !speeds.found && speeds.shows_frames(&bytes);
+                    let conn = self.conn;
+                    self.queue
+                        .offer(n, |at| LinkInput::Stream {
+                            at,
+                            conn,
+                            src_json: None,
+                            bytes,
+                        })
+                        .map_err(|_| Stopped)?;
+                    if found_now {
+                        speeds.found = true;
+                        self.start = speeds.at;
+                        tracing::info!(link = %self.name, baud = speeds.current(), "serial speed found");
+                    }
+                    if !up && speeds.found {
+                        up = true;
+                        self.up(&speeds, &low_latency).await?;
                     }
                 }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Ok(format!("read failed: {e}")),
             }
+        }
+    }
+
+    /// No valid frame at this speed: its bytes end as a stream, and the next speed starts
+    /// afresh. Past the last speed, the link is reported down (once) and the list starts over.
+    async fn next_speed(
+        &mut self,
+        port: &mut tokio_serial::SerialStream,
+        speeds: &mut Speeds<'_>,
+    ) -> Result<Result<(), Failure>, Stopped> {
+        self.end_stream()?;
+        self.conn += 1;
+        let wrapped = speeds.next();
+        if let Err(e) = port.set_baud_rate(speeds.current()) {
+            return Ok(Err(format!("cannot set {} baud: {e}", speeds.current())));
+        }
+        tracing::debug!(link = %self.name, baud = speeds.current(), "trying the next speed");
+        if wrapped && self.reported_down.is_none() {
+            let reason = format!(
+                "no valid MAVLink frames at any of {} baud; trying them again",
+                speeds.list()
+            );
+            tracing::warn!(link = %self.name, %reason, "serial link down");
+            self.down(reason).await?;
+        }
+        Ok(Ok(()))
+    }
+
+    async fn up(&mut self, speeds: &Speeds<'_>, low_latency: &str) -> Result<(), Stopped> {
+        let at = if speeds.all.len() > 1 {
+            format!(
+                "at {} baud (found by valid frames; tried in turn: {})",
+                speeds.current(),
+                speeds.list()
+            )
+        } else {
+            format!("at {} baud", speeds.current())
         };
-        if reported_down.is_none() {
-            tracing::warn!(link = %name, reason = %failure, "serial link down; retrying");
-            let down = LinkChange::Down {
-                at: clock::stamp(),
-                reason: failure.clone(),
-            };
-            if queue.note(down).await.is_err() {
-                break;
-            }
-            reported_down = Some(failure);
-        } else if queue
+        let detail = format!("{} {at}; {low_latency}", self.settings.path.display());
+        let at = clock::stamp();
+        self.queue
+            .note(LinkChange::Up { at, detail })
+            .await
+            .map_err(|_| Stopped)?;
+        self.reported_down = None;
+        self.retry.succeeded();
+        Ok(())
+    }
+
+    async fn down(&mut self, reason: String) -> Result<(), Stopped> {
+        let down = LinkChange::Down {
+            at: clock::stamp(),
+            reason: reason.clone(),
+        };
+        self.queue.note(down).await.map_err(|_| Stopped)?;
+        self.reported_down = Some(reason);
+        Ok(())
+    }
+
+    fn end_stream(&self) -> Result<(), Stopped> {
+        let conn = self.conn;
+        self.queue
             .offer(0, |at| LinkInput::StreamEnd { at, conn })
-            .is_err()
-        {
-            // Down already (no speed found): the device going away ends the open stream.
-            break;
-        }
-        tokio::select! {
-            biased;
-            _ = shutdown.changed() => break,
-            _ = tokio::time::sleep(retry.failed(0.0)) => {}
-        }
+            .map(drop)
+            .map_err(|_| Stopped)
     }
 }
 
