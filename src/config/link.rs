@@ -156,150 +156,18 @@ pub(super) fn parse_links(
     if raw.is_empty() {
         return Err(invalid("link", "at least one [[link]] is needed".into()));
     }
-    let in_range = |key: &str, range_key: &str, value: f64| {
-        ranges::check(range_key, value).map_err(|reason| invalid(key, reason))
-    };
     let mut links: Vec<LinkConfig> = Vec::new();
     for (i, link) in raw.iter().enumerate() {
         let key = |k: &str| format!("link[{i}].{k}");
-        if link.name.is_empty()
-            || !link
-                .name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        {
-            return Err(invalid(
-                &key("name"),
-                format!("`{}`: use letters, digits, '-', '_' or '.'", link.name),
-            ));
-        }
-        if link.name == "any" {
-            return Err(invalid(
-                &key("name"),
-                "`any` names the union of every link in a vehicle's delivery figures: choose another name".into(),
-            ));
-        }
-        if links.iter().any(|l| l.name == link.name) {
-            return Err(invalid(
-                &key("name"),
-                format!("`{}` is used by two links", link.name),
-            ));
-        }
-        let transports: Vec<&str> = [
-            ("udp", link.udp.is_some()),
-            ("serial", link.serial.is_some()),
-            ("tcp", link.tcp.is_some()),
-            ("tcp_listen", link.tcp_listen.is_some()),
-        ]
-        .into_iter()
-        .filter_map(|(k, set)| set.then_some(k))
-        .collect();
-        let transport = match transports.as_slice() {
-            [one] => *one,
-            [] => {
-                return Err(invalid(
-                    &key("udp"),
-                    "a link needs one of `udp = \"addr:port\"`, `serial = \"/dev/...\"`, `tcp = \"host:port\"` or `tcp_listen = \"addr:port\"`".into(),
-                ))
-            }
-            [first, second, ..] => {
-                return Err(invalid(
-                    &key(second),
-                    format!("a link has one transport: `{first}` or `{second}`, not both"),
-                ))
-            }
+        check_name(link, &links, &key, invalid)?;
+        let in_range = |k: &str, value: f64| {
+            ranges::check(&format!("link.{k}"), value).map_err(|reason| invalid(&key(k), reason))
         };
-        // Each key belongs to some transports only: named when given to another.
-        let misplaced = [
-            ("allow", !link.allow.is_empty(), &["udp", "tcp_listen"][..]),
-            ("rcvbuf_kb", link.rcvbuf_kb.is_some(), &["udp"][..]),
-            ("max_peers", link.max_peers.is_some(), &["tcp_listen"][..]),
-            ("baud", link.baud.is_some(), &["serial"][..]),
-            ("flow_control", link.flow_control.is_some(), &["serial"][..]),
-        ]
-        .into_iter()
-        .find(|(_, set, takes)| *set && !takes.contains(&transport));
-        if let Some((k, _, takes)) = misplaced {
-            let takes: Vec<String> = takes.iter().map(|t| format!("`{t}`")).collect();
-            return Err(invalid(
-                &key(k),
-                format!(
-                    "{k} is for {} links, not `{transport}`",
-                    takes.join(" and ")
-                ),
-            ));
-        }
-        let allow = || -> Result<Vec<IpNet>, ConfigError> {
-            parse_allow(&link.allow, &key("allow"), invalid)
-        };
-        let kind = match transport {
-            "udp" => {
-                let udp = link.udp.as_deref().unwrap_or_default();
-                let bind = parse_bind(udp).ok_or_else(|| {
-                    invalid(
-                        &key("udp"),
-                        format!("`{udp}` is not an address:port (e.g. \"0.0.0.0:14550\")"),
-                    )
-                })?;
-                let rcvbuf_kb = link.rcvbuf_kb.unwrap_or(DEFAULT_RCVBUF_KB);
-                in_range(&key("rcvbuf_kb"), "link.rcvbuf_kb", rcvbuf_kb as f64)?;
-                LinkTransport::Udp {
-                    bind,
-                    allow: allow()?,
-                    rcvbuf_bytes: rcvbuf_kb * 1024,
-                }
-            }
-            "tcp" => {
-                let tcp = link.tcp.as_deref().unwrap_or_default();
-                let peer = HostPort::parse(tcp).ok_or_else(|| {
-                    invalid(
-                        &key("tcp"),
-                        format!("`{tcp}` is not a host:port (e.g. \"127.0.0.1:5760\")"),
-                    )
-                })?;
-                LinkTransport::TcpClient { peer }
-            }
-            "tcp_listen" => {
-                let listen = link.tcp_listen.as_deref().unwrap_or_default();
-                let bind = parse_bind(listen).ok_or_else(|| {
-                    invalid(
-                        &key("tcp_listen"),
-                        format!("`{listen}` is not an address:port (e.g. \"0.0.0.0:5760\")"),
-                    )
-                })?;
-                let max_peers = link.max_peers.unwrap_or(DEFAULT_MAX_PEERS);
-                in_range(&key("max_peers"), "link.max_peers", max_peers as f64)?;
-                LinkTransport::TcpListen {
-                    bind,
-                    allow: allow()?,
-                    max_peers: max_peers as usize,
-                }
-            }
-            _ => {
-                let path = link.serial.clone().unwrap_or_default();
-                let baud = parse_bauds(link.baud.as_ref(), &key("baud"), invalid)?;
-                let flow_control = match link.flow_control.as_deref().unwrap_or("none") {
-                    "none" => FlowControl::None,
-                    "hardware" | "rtscts" => FlowControl::Hardware,
-                    "software" | "xonxoff" => FlowControl::Software,
-                    other => {
-                        return Err(invalid(
-                            &key("flow_control"),
-                            format!("`{other}`: use none, hardware or software"),
-                        ))
-                    }
-                };
-                LinkTransport::Serial {
-                    path,
-                    baud,
-                    flow_control,
-                }
-            }
-        };
+        let kind = parse_transport(link, &key, &in_range, invalid)?;
         let queue_mb = link.queue_mb.unwrap_or(DEFAULT_LINK_QUEUE_MB);
-        in_range(&key("queue_mb"), "link.queue_mb", queue_mb as f64)?;
+        in_range("queue_mb", queue_mb as f64)?;
         if let Some(threshold) = link.gap_threshold_s {
-            in_range(&key("gap_threshold_s"), "link.gap_threshold_s", threshold)?;
+            in_range("gap_threshold_s", threshold)?;
         }
         links.push(LinkConfig {
             name: link.name.clone(),
@@ -309,6 +177,161 @@ pub(super) fn parse_links(
         });
     }
     Ok(links)
+}
+
+/// A link's name: a plain word, not `any`, not another link's.
+fn check_name(
+    link: &RawLink,
+    earlier: &[LinkConfig],
+    key: &dyn Fn(&str) -> String,
+    invalid: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_.".contains(c);
+    if link.name.is_empty() || !link.name.chars().all(plain) {
+        return Err(invalid(
+            &key("name"),
+            format!("`{}`: use letters, digits, '-', '_' or '.'", link.name),
+        ));
+    }
+    if link.name == "any" {
+        return Err(invalid(
+            &key("name"),
+            "`any` names the union of every link in a vehicle's delivery figures: choose another name".into(),
+        ));
+    }
+    if earlier.iter().any(|l| l.name == link.name) {
+        return Err(invalid(
+            &key("name"),
+            format!("`{}` is used by two links", link.name),
+        ));
+    }
+    Ok(())
+}
+
+/// The one transport key a link gives (`udp`, `serial`, `tcp`, `tcp_listen`), and no key that
+/// belongs to another transport.
+fn transport_of(
+    link: &RawLink,
+    key: &dyn Fn(&str) -> String,
+    invalid: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<&'static str, ConfigError> {
+    let transports: Vec<&str> = [
+        ("udp", link.udp.is_some()),
+        ("serial", link.serial.is_some()),
+        ("tcp", link.tcp.is_some()),
+        ("tcp_listen", link.tcp_listen.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(k, set)| set.then_some(k))
+    .collect();
+    let transport = match transports.as_slice() {
+        [one] => *one,
+        [] => {
+            return Err(invalid(
+                &key("udp"),
+                "a link needs one of `udp = \"addr:port\"`, `serial = \"/dev/...\"`, `tcp = \"host:port\"` or `tcp_listen = \"addr:port\"`".into(),
+            ))
+        }
+        [first, second, ..] => {
+            return Err(invalid(
+                &key(second),
+                format!("a link has one transport: `{first}` or `{second}`, not both"),
+            ))
+        }
+    };
+    // Each key belongs to some transports only: named when given to another.
+    let misplaced = [
+        ("allow", !link.allow.is_empty(), &["udp", "tcp_listen"][..]),
+        ("rcvbuf_kb", link.rcvbuf_kb.is_some(), &["udp"][..]),
+        ("max_peers", link.max_peers.is_some(), &["tcp_listen"][..]),
+        ("baud", link.baud.is_some(), &["serial"][..]),
+        ("flow_control", link.flow_control.is_some(), &["serial"][..]),
+    ]
+    .into_iter()
+    .find(|(_, set, takes)| *set && !takes.contains(&transport));
+    if let Some((k, _, takes)) = misplaced {
+        let takes: Vec<String> = takes.iter().map(|t| format!("`{t}`")).collect();
+        return Err(invalid(
+            &key(k),
+            format!(
+                "{k} is for {} links, not `{transport}`",
+                takes.join(" and ")
+            ),
+        ));
+    }
+    Ok(transport)
+}
+
+/// The link's transport with its own keys, each checked.
+fn parse_transport(
+    link: &RawLink,
+    key: &dyn Fn(&str) -> String,
+    in_range: &dyn Fn(&str, f64) -> Result<(), ConfigError>,
+    invalid: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<LinkTransport, ConfigError> {
+    let allow = || parse_allow(&link.allow, &key("allow"), invalid);
+    // A listening address, named by its key when it is not one.
+    let bind = |k: &str, text: &Option<String>, example: &str| {
+        let text = text.as_deref().unwrap_or_default();
+        parse_bind(text).ok_or_else(|| {
+            invalid(
+                &key(k),
+                format!("`{text}` is not an address:port (e.g. \"{example}\")"),
+            )
+        })
+    };
+    Ok(match transport_of(link, key, invalid)? {
+        "udp" => {
+            let bind = bind("udp", &link.udp, "0.0.0.0:14550")?;
+            let rcvbuf_kb = link.rcvbuf_kb.unwrap_or(DEFAULT_RCVBUF_KB);
+            in_range("rcvbuf_kb", rcvbuf_kb as f64)?;
+            LinkTransport::Udp {
+                bind,
+                allow: allow()?,
+                rcvbuf_bytes: rcvbuf_kb * 1024,
+            }
+        }
+        "tcp" => {
+            let tcp = link.tcp.as_deref().unwrap_or_default();
+            let peer = HostPort::parse(tcp).ok_or_else(|| {
+                invalid(
+                    &key("tcp"),
+                    format!("`{tcp}` is not a host:port (e.g. \"127.0.0.1:5760\")"),
+                )
+            })?;
+            LinkTransport::TcpClient { peer }
+        }
+        "tcp_listen" => {
+            let bind = bind("tcp_listen", &link.tcp_listen, "0.0.0.0:5760")?;
+            let max_peers = link.max_peers.unwrap_or(DEFAULT_MAX_PEERS);
+            in_range("max_peers", max_peers as f64)?;
+            LinkTransport::TcpListen {
+                bind,
+                allow: allow()?,
+                max_peers: max_peers as usize,
+            }
+        }
+        _ => {
+            let path = link.serial.clone().unwrap_or_default();
+            let baud = parse_bauds(link.baud.as_ref(), &key("baud"), invalid)?;
+            let flow_control = match link.flow_control.as_deref().unwrap_or("none") {
+                "none" => FlowControl::None,
+                "hardware" | "rtscts" => FlowControl::Hardware,
+                "software" | "xonxoff" => FlowControl::Software,
+                other => {
+                    return Err(invalid(
+                        &key("flow_control"),
+                        format!("`{other}`: use none, hardware or software"),
+                    ))
+                }
+            };
+            LinkTransport::Serial {
+                path,
+                baud,
+                flow_control,
+            }
+        }
+    })
 }
 
 /// `baud`: one speed (default 57600) or a list of distinct speeds, each in range.
