@@ -7,7 +7,7 @@ use crate::link::LinkId;
 use crate::monitor::heartbeat::{describe, LastHeartbeat};
 use crate::monitor::latency::LatencyEstimate;
 use crate::monitor::radio::{sik_dbm, LatestRadio};
-use crate::monitor::{format_utc_ms, ClockStatus, Watch};
+use crate::monitor::{format_utc_ms, ClockStatus, VehicleStatus, Watch};
 use crate::status::{
     ClockSnapshot, DeliveryFrames, HeartbeatSnapshot, LinkSnapshot, MessageCount,
     MessageStreamSnapshot, RadioSnapshot, SequenceLoss, StatusSnapshot, StreamSnapshot,
@@ -48,87 +48,16 @@ pub fn snapshot(parts: Parts<'_>) -> StatusSnapshot {
             *lost_by_link.entry((link, sysid)).or_default() += f.lost;
         }
     }
-    let ms = |ns: i64| ns as f64 / 1e6;
     let vehicles = watch
         .gap
         .vehicles()
         .into_iter()
-        .map(|v| {
-            let latency = watch.latency.estimate(v.sysid, now_ns);
-            let as_latency = |figure: fn(&LatencyEstimate) -> i64| {
-                latency.and_then(|l| l.as_latency_ns(figure(&l))).map(ms)
-            };
-            let heartbeats = watch.heartbeats.get(v.sysid);
-            VehicleSnapshot {
-                sysid: v.sysid,
-                name: v.name.clone(),
-                links: v.links.clone(),
-                last_heard_utc: v.last_recv_ns.map(format_utc_ms),
-                heartbeat_age_s: v.last_recv_ns.map(|t| (now_ns - t) as f64 / 1e9),
-                expected_interval_s: v.expected_interval_ns as f64 / 1e9,
-                open_gap: v.open_gap.clone(),
-                latency_p50_ms: as_latency(|l| l.p50_ns),
-                latency_p95_ms: as_latency(|l| l.p95_ns),
-                latency_max_ms: as_latency(|l| l.max_ns),
-                latency_resolution_ms: latency.map(|l| ms(l.resolution_ns)),
-                clock_offset_ms: latency.and_then(|l| l.clock_offset_ns).map(ms),
-                latency_histogram: watch.latency.histogram(v.sysid).map(|h| h.snapshot()),
-                loss_percent: by_sysid.get(&v.sysid).map_or(0.0, SeqStats::loss_percent),
-                first_heard_utc: heartbeats.and_then(|h| h.first_heard_ns).map(format_utc_ms),
-                per_link: links
-                    .iter()
-                    .filter_map(|l| {
-                        let figures = l.sequences.get(&v.sysid)?;
-                        Some(VehicleLinkSnapshot {
-                            link: l.name.clone(),
-                            frames: figures.received,
-                            frames_per_s: l.frame_rates.get(&v.sysid).copied().unwrap_or(0.0),
-                        })
-                    })
-                    .collect(),
-                heartbeat: heartbeats.and_then(|h| h.latest).map(heartbeat_snapshot),
-                threshold_s: v.threshold_ns as f64 / 1e9,
-                ..redundancy(watch, links, v.sysid)
-            }
-        })
+        .map(|v| vehicle_snapshot(now_ns, watch, links, &v, &by_sysid))
         .collect();
     let radios = watch.radios.latest();
-    let link_snapshots = links
-        .iter()
-        .enumerate()
-        .map(|(index, l)| {
-            let c = &l.counters;
-            LinkSnapshot {
-                name: l.name.clone(),
-                up: l.up,
-                detail: l.last_change_detail.clone(),
-                receipts: c.receipts,
-                bytes: c.bytes,
-                bytes_skipped: c.bytes_skipped,
-                rejects: crate::wire::RejectReason::ALL
-                    .iter()
-                    .map(|r| (r.as_str().to_string(), c.rejects_of(*r)))
-                    .collect(),
-                denied: l.denied,
-                seq_lost: c.sequence.lost,
-                seq_duplicates: c.sequence.duplicates,
-                seq_late: c.sequence.late,
-                seq_resets: c.sequence.resets,
-                downs: l.downs,
-                rate_per_s: l.rate_per_s,
-                dropped: [
-                    ("overload".to_string(), l.drops.0),
-                    ("kernel".to_string(), l.drops.1),
-                ]
-                .into(),
-                seq_interleaved: c.sequence.interleaved,
-                radios: radios
-                    .iter()
-                    .filter(|r| r.key.link.index() == index)
-                    .map(radio_snapshot)
-                    .collect(),
-            }
-        })
+    let link_snapshots = LinkId::all(links.len())
+        .zip(links)
+        .map(|(link, status)| link_snapshot(link, status, &radios))
         .collect();
     let name = |link: LinkId| links[link.index()].name.clone();
     StatusSnapshot {
@@ -165,6 +94,86 @@ pub fn snapshot(parts: Parts<'_>) -> StatusSnapshot {
         publish: None,
         forwards: Vec::new(),
         sites: Vec::new(),
+    }
+}
+
+fn vehicle_snapshot(
+    now_ns: i64,
+    watch: &Watch,
+    links: &[LinkStatus],
+    v: &VehicleStatus,
+    by_sysid: &BTreeMap<u8, SeqStats>,
+) -> VehicleSnapshot {
+    let ms = |ns: i64| ns as f64 / 1e6;
+    let latency = watch.latency.estimate(v.sysid, now_ns);
+    let as_latency = |figure: fn(&LatencyEstimate) -> i64| {
+        latency.and_then(|l| l.as_latency_ns(figure(&l))).map(ms)
+    };
+    let heartbeats = watch.heartbeats.get(v.sysid);
+    VehicleSnapshot {
+        sysid: v.sysid,
+        name: v.name.clone(),
+        links: v.links.clone(),
+        last_heard_utc: v.last_recv_ns.map(format_utc_ms),
+        heartbeat_age_s: v.last_recv_ns.map(|t| (now_ns - t) as f64 / 1e9),
+        expected_interval_s: v.expected_interval_ns as f64 / 1e9,
+        open_gap: v.open_gap.clone(),
+        latency_p50_ms: as_latency(|l| l.p50_ns),
+        latency_p95_ms: as_latency(|l| l.p95_ns),
+        latency_max_ms: as_latency(|l| l.max_ns),
+        latency_resolution_ms: latency.map(|l| ms(l.resolution_ns)),
+        clock_offset_ms: latency.and_then(|l| l.clock_offset_ns).map(ms),
+        latency_histogram: watch.latency.histogram(v.sysid).map(|h| h.snapshot()),
+        loss_percent: by_sysid.get(&v.sysid).map_or(0.0, SeqStats::loss_percent),
+        first_heard_utc: heartbeats.and_then(|h| h.first_heard_ns).map(format_utc_ms),
+        per_link: links
+            .iter()
+            .filter_map(|l| {
+                let figures = l.sequences.get(&v.sysid)?;
+                Some(VehicleLinkSnapshot {
+                    link: l.name.clone(),
+                    frames: figures.received,
+                    frames_per_s: l.frame_rates.get(&v.sysid).copied().unwrap_or(0.0),
+                })
+            })
+            .collect(),
+        heartbeat: heartbeats.and_then(|h| h.latest).map(heartbeat_snapshot),
+        threshold_s: v.threshold_ns as f64 / 1e9,
+        ..redundancy(watch, links, v.sysid)
+    }
+}
+
+fn link_snapshot(link: LinkId, l: &LinkStatus, radios: &[LatestRadio]) -> LinkSnapshot {
+    let c = &l.counters;
+    LinkSnapshot {
+        name: l.name.clone(),
+        up: l.up,
+        detail: l.last_change_detail.clone(),
+        receipts: c.receipts,
+        bytes: c.bytes,
+        bytes_skipped: c.bytes_skipped,
+        rejects: crate::wire::RejectReason::ALL
+            .iter()
+            .map(|r| (r.as_str().to_string(), c.rejects_of(*r)))
+            .collect(),
+        denied: l.denied,
+        seq_lost: c.sequence.lost,
+        seq_duplicates: c.sequence.duplicates,
+        seq_late: c.sequence.late,
+        seq_resets: c.sequence.resets,
+        downs: l.downs,
+        rate_per_s: l.rate_per_s,
+        dropped: [
+            ("overload".to_string(), l.drops.0),
+            ("kernel".to_string(), l.drops.1),
+        ]
+        .into(),
+        seq_interleaved: c.sequence.interleaved,
+        radios: radios
+            .iter()
+            .filter(|r| r.key.link == link)
+            .map(radio_snapshot)
+            .collect(),
     }
 }
 
