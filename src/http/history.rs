@@ -201,7 +201,7 @@ impl BoardHistory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::{GapConfig, GapDetector, LatencyEvent, UtcTime};
+    use crate::monitor::{GapConfig, GapDetector};
 
     const S: i64 = 1_000_000_000;
     const T0: i64 = 1_790_000_000 * S;
@@ -214,21 +214,7 @@ mod tests {
     }
 
     fn latency(sysid: u8, utc_ns: i64, p50: f64) -> Event {
-        Event::from(LatencyEvent {
-            utc: UtcTime(utc_ns),
-            kind: Default::default(),
-            sysid,
-            count: 10,
-            p50_ms: Some(p50),
-            p95_ms: Some(p50 * 2.0),
-            max_ms: Some(p50 * 3.0),
-            clock_offset_ms: None,
-            resolution_ms: 0.001,
-            below_resolution: Vec::new(),
-            window_s: 60.0,
-            synchronised: None,
-            max_error_us: None,
-        })
+        Event::from(crate::monitor::event::examples::latency(sysid, utc_ns, p50))
     }
 
     /// A gap raised and then withdrawn (its heartbeat was stamped inside the threshold but

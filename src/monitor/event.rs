@@ -586,8 +586,9 @@ impl From<StreamEvent> for Event {
     }
 }
 
+/// The design's example events, for tests across the crate.
 #[cfg(test)]
-mod tests {
+pub mod examples {
     use super::*;
     use crate::monitor::title::OBSERVED;
     use crate::monitor::utc::parse_utc_ns;
@@ -596,7 +597,7 @@ mod tests {
         UtcTime(parse_utc_ns(text).unwrap())
     }
 
-    fn closed_gap() -> GapEvent {
+    pub fn closed_gap() -> GapEvent {
         GapEvent {
             utc: at("2026-09-24T14:32:10.874Z"),
             kind: TelemetryGapKind,
@@ -618,6 +619,42 @@ mod tests {
         }
     }
 
+    /// [`closed_gap`] while it was open: nothing of its end known.
+    pub fn open_gap() -> GapEvent {
+        GapEvent {
+            state: GapState::Open,
+            next_recv_utc: None,
+            gap_s: None,
+            title: None,
+            ..closed_gap()
+        }
+    }
+
+    /// A window's latency for `sysid`: p95 twice the median, the maximum three times.
+    pub fn latency(sysid: u8, utc_ns: i64, p50: f64) -> LatencyEvent {
+        LatencyEvent {
+            utc: UtcTime(utc_ns),
+            kind: LatencyKind,
+            sysid,
+            count: 10,
+            p50_ms: Some(p50),
+            p95_ms: Some(p50 * 2.0),
+            max_ms: Some(p50 * 3.0),
+            clock_offset_ms: None,
+            resolution_ms: 0.001,
+            below_resolution: Vec::new(),
+            window_s: 60.0,
+            synchronised: None,
+            max_error_us: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::examples::{closed_gap, latency, open_gap};
+    use super::*;
+
     #[test]
     fn gap_event_serialises_with_utc_first_and_fixed_key_order() {
         let line = Event::from(closed_gap()).to_json_line();
@@ -636,12 +673,7 @@ mod tests {
 
     #[test]
     fn open_gap_keeps_every_key_with_nulls() {
-        let mut open = closed_gap();
-        open.state = GapState::Open;
-        open.next_recv_utc = None;
-        open.gap_s = None;
-        open.title = None;
-        let value: serde_json::Value = serde_json::to_value(&open).unwrap();
+        let value: serde_json::Value = serde_json::to_value(open_gap()).unwrap();
         let keys = crate::test_support::json_keys(&value);
         assert_eq!(keys.len(), 14);
         assert_eq!(value["state"], "open");
@@ -650,26 +682,11 @@ mod tests {
 
     #[test]
     fn latency_event_omits_unknown_clock_status() {
-        let event = LatencyEvent {
-            utc: UtcTime(0),
-            kind: LatencyKind,
-            sysid: 1,
-            count: 3,
-            p50_ms: Some(12.5),
-            p95_ms: Some(40.0),
-            max_ms: Some(41.0),
-            clock_offset_ms: None,
-            resolution_ms: 0.001,
-            below_resolution: Vec::new(),
-            window_s: 60.0,
-            synchronised: None,
-            max_error_us: None,
-        };
         assert_eq!(
-            Event::from(event).to_json_line(),
+            Event::from(latency(1, 0, 12.5)).to_json_line(),
             concat!(
-                r#"{"utc":"1970-01-01T00:00:00.000Z","kind":"latency","sysid":1,"count":3,"#,
-                r#""p50_ms":12.5,"p95_ms":40.0,"max_ms":41.0,"clock_offset_ms":null,"resolution_ms":0.001,"window_s":60.0}"#
+                r#"{"utc":"1970-01-01T00:00:00.000Z","kind":"latency","sysid":1,"count":10,"#,
+                r#""p50_ms":12.5,"p95_ms":25.0,"max_ms":37.5,"clock_offset_ms":null,"resolution_ms":0.001,"window_s":60.0}"#
             )
         );
     }

@@ -78,30 +78,18 @@ fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::event::TelemetryGapKind;
-    use crate::monitor::{UtcTime, OBSERVED};
+    use crate::monitor::event::examples;
+    use crate::monitor::OBSERVED;
 
+    /// The design's example gap, of a vehicle whose name needs escaping in chat markup.
     fn gap(state: GapState) -> GapEvent {
+        let example = match state {
+            GapState::Open => examples::open_gap(),
+            GapState::Closed => examples::closed_gap(),
+        };
         GapEvent {
-            utc: UtcTime(1_758_724_330_000_000_000),
-            kind: TelemetryGapKind,
-            sysid: 4,
-            state,
-            last_recv_utc: Some(UtcTime(1_758_724_323_912_000_000)),
-            due_utc: UtcTime(1_758_724_324_912_000_000),
-            next_recv_utc: (state == GapState::Closed)
-                .then_some(UtcTime(1_758_724_330_874_000_000)),
-            gap_s: (state == GapState::Closed).then_some(6.962),
-            title: (state == GapState::Closed)
-                .then(|| "Heartbeat due and not received. Nothing for 6.96 s".to_string()),
-            observed: OBSERVED.to_string(),
-            links: vec!["radio1".into()],
             name: Some("UAS-04 <north>".into()),
-            expected_interval_s: 1.0,
-            threshold_s: 3.0,
-            receiver_dropped: None,
-            withdrawn: None,
-            radio: Vec::new(),
+            ..example
         }
     }
 
@@ -112,7 +100,7 @@ mod tests {
         assert!(text.contains("telemetry_gap open"), "{text}");
         assert!(text.contains("UAS-04 &lt;north&gt; (sysid 4)"), "{text}");
         assert!(text.contains("Heartbeat due and not received."), "{text}");
-        assert!(text.contains("2025-09-24T14:32:03.912Z"), "{text}");
+        assert!(text.contains("2026-09-24T14:32:03.912Z"), "{text}");
         assert!(text.contains(OBSERVED), "{text}");
         let closed = Event::from(gap(GapState::Closed));
         let text = chat_text(&closed, &closed.to_json_line());
