@@ -226,6 +226,13 @@ mod tests {
         }
     }
 
+    /// A SiK radio (sysid 51, compid 68) on the first link.
+    const SIK_ON_RADIO1: RadioKey = RadioKey {
+        link: LinkId::FIRST,
+        sysid: 51,
+        compid: 68,
+    };
+
     #[test]
     fn sik_units_to_dbm() {
         assert_eq!(sik_dbm(0), Some(-127.0));
@@ -237,11 +244,6 @@ mod tests {
     #[test]
     fn a_gap_carries_the_falling_remrssi_before_it_and_the_local_radio_during_it() {
         let mut radios = RadioWatch::default();
-        let key = RadioKey {
-            link: LinkId::FIRST,
-            sysid: 51,
-            compid: 68,
-        };
         // remrssi falls 200 -> 110 over the 10 s before the last heartbeat at T0 + 20 s, then
         // the remote radio is gone (255, unknown) while the local one goes on reporting.
         for s in 0..=30 {
@@ -250,7 +252,7 @@ mod tests {
                 11..=20 => 200 - 9 * (s as u8 - 10),
                 _ => 255,
             };
-            radios.observe(key, T0 + s * S, report(remrssi));
+            radios.observe(SIK_ON_RADIO1, T0 + s * S, report(remrssi));
         }
         let evidence = radios.evidence(LinkId::FIRST, "radio1", T0 + 20 * S, T0 + 25 * S);
         assert_eq!(evidence.len(), 1);
@@ -271,13 +273,8 @@ mod tests {
     #[test]
     fn old_reports_are_let_go() {
         let mut radios = RadioWatch::default();
-        let key = RadioKey {
-            link: LinkId::FIRST,
-            sysid: 51,
-            compid: 68,
-        };
         for s in 0..2000 {
-            radios.observe(key, T0 + s * S, report(200));
+            radios.observe(SIK_ON_RADIO1, T0 + s * S, report(200));
         }
         let latest = radios.latest();
         assert_eq!(latest[0].reports, 601);
