@@ -144,23 +144,19 @@ pub(super) fn parse(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::parse;
+    use super::super::tests::{parse, refusal};
 
     #[test]
     fn a_listener_off_loopback_needs_a_token() {
         let link = "[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n";
-        let err = parse(&format!("{link}[http]\nlisten = \"0.0.0.0:9137\"\n"))
-            .unwrap_err()
-            .to_string();
+        let err = refusal(&format!("{link}[http]\nlisten = \"0.0.0.0:9137\"\n"));
         assert!(
             err.contains("http.token") && err.contains("0.0.0.0:9137"),
             "{err}"
         );
-        let err = parse(&format!(
+        let err = refusal(&format!(
             "{link}[http]\nlisten = \"0.0.0.0:9137\"\ntoken = \"short\"\n"
-        ))
-        .unwrap_err()
-        .to_string();
+        ));
         assert!(err.contains("http.token") && err.contains("16"), "{err}");
         let ok = parse(&format!(
             "{link}[http]\nlisten = \"0.0.0.0:9137\"\ntoken = \"0123456789abcdef0123\"\n"

@@ -407,7 +407,7 @@ pub fn network_contains(net: &IpNet, peer: std::net::IpAddr) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::parse;
+    use super::super::tests::{parse, refusal};
     use super::*;
 
     #[test]
@@ -460,9 +460,7 @@ mod tests {
             ("[57600, 0]", "out of range"),
             ("\"fast\"", ""),
         ] {
-            let err = parse(&format!("{serial}baud = {baud}\n"))
-                .unwrap_err()
-                .to_string();
+            let err = refusal(&format!("{serial}baud = {baud}\n"));
             assert!(
                 (err.contains("link[0].baud") || err.contains("line")) && err.contains(why),
                 "{baud}: {err}"
@@ -511,7 +509,7 @@ mod tests {
                 "link[0].allow",
             ),
         ] {
-            let err = parse(&format!("[[link]]\n{text}")).unwrap_err().to_string();
+            let err = refusal(&format!("[[link]]\n{text}"));
             assert!(err.contains(key), "{text}: {err}");
         }
     }

@@ -210,6 +210,11 @@ mod tests {
         Config::parse(text, Path::new("test.toml"))
     }
 
+    /// Why `text` is refused (it must be).
+    pub(super) fn refusal(text: &str) -> String {
+        parse(text).unwrap_err().to_string()
+    }
+
     #[test]
     fn the_design_example_parses() {
         let c = parse(
@@ -249,32 +254,23 @@ url = "http://127.0.0.1:9000/alerts"
 
     #[test]
     fn errors_name_the_key() {
-        let err = parse("[[link]]\nname = \"a\"\nudp = \"0.0.0.0:99999\"\n")
-            .unwrap_err()
-            .to_string();
+        let err = refusal("[[link]]\nname = \"a\"\nudp = \"0.0.0.0:99999\"\n");
         assert!(
             err.contains("link[0].udp") && err.contains("test.toml"),
             "{err}"
         );
-        let err = parse("bogus = 1\n[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n")
-            .unwrap_err()
-            .to_string();
+        let err = refusal("bogus = 1\n[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n");
         assert!(err.contains("bogus"), "{err}");
-        let err = parse("fields = [\"NOPE\"]\n[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n")
-            .unwrap_err()
-            .to_string();
+        let err = refusal("fields = [\"NOPE\"]\n[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n");
         assert!(err.contains("`fields`") && err.contains("NOPE"), "{err}");
-        let err = parse("fields = \"some\"\n[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n")
-            .unwrap_err()
-            .to_string();
+        let err = refusal("fields = \"some\"\n[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n");
         assert!(err.contains("`fields`") && err.contains("some"), "{err}");
         let all = parse("fields = \"all\"\n[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n").unwrap();
         assert_eq!(all.fields_for, FieldSelection::All);
         assert_eq!(all.effective()["fields"], "all");
-        let err =
-            parse("[gap]\nvehicles = { x = \"a\" }\n[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n")
-                .unwrap_err()
-                .to_string();
+        let err = refusal(
+            "[gap]\nvehicles = { x = \"a\" }\n[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n",
+        );
         assert!(err.contains("gap.vehicles.x"), "{err}");
     }
 
@@ -298,7 +294,7 @@ url = "http://127.0.0.1:9000/alerts"
             ),
             ("[http]\nmax_connections = 0\n", "http.max_connections"),
         ] {
-            let err = parse(&format!("{text}{link}")).unwrap_err().to_string();
+            let err = refusal(&format!("{text}{link}"));
             assert!(
                 err.contains(&format!("`{key}`")) && err.contains("out of range"),
                 "{text}: {err}"
@@ -316,7 +312,7 @@ url = "http://127.0.0.1:9000/alerts"
                 "http.max_connections_per_peer",
             ),
         ] {
-            let err = parse(&format!("{text}{link}")).unwrap_err().to_string();
+            let err = refusal(&format!("{text}{link}"));
             assert!(err.contains(&format!("`{key}`")), "{text}: {err}");
         }
         for (extra, key) in [
@@ -324,15 +320,13 @@ url = "http://127.0.0.1:9000/alerts"
             ("queue_mb = 0\n", "link[0].queue_mb"),
         ] {
             let text = format!("[[link]]\nname = \"s\"\nserial = \"/dev/ttyS9\"\n{extra}");
-            let err = parse(&text).unwrap_err().to_string();
+            let err = refusal(&text);
             assert!(
                 err.contains(key) && err.contains("out of range"),
                 "{extra}: {err}"
             );
         }
-        let err = parse(&format!("{link}rcvbuf_kb = 1\n"))
-            .unwrap_err()
-            .to_string();
+        let err = refusal(&format!("{link}rcvbuf_kb = 1\n"));
         assert!(err.contains("link[0].rcvbuf_kb"), "{err}");
     }
 
@@ -378,16 +372,12 @@ url = "http://127.0.0.1:9000/alerts"
                 "ignore_sysids",
             ),
         ] {
-            let err = parse(&format!("{text}{link}")).unwrap_err().to_string();
+            let err = refusal(&format!("{text}{link}"));
             assert!(err.contains(key) && err.contains(why), "{text}: {err}");
         }
-        let err = parse(&format!("{link}gap_threshold_s = 1e9\n"))
-            .unwrap_err()
-            .to_string();
+        let err = refusal(&format!("{link}gap_threshold_s = 1e9\n"));
         assert!(err.contains("link[0].gap_threshold_s"), "{err}");
-        let err = parse("[[link]]\nname = \"any\"\nudp = \"0.0.0.0:1\"\n")
-            .unwrap_err()
-            .to_string();
+        let err = refusal("[[link]]\nname = \"any\"\nudp = \"0.0.0.0:1\"\n");
         assert!(
             err.contains("link[0].name") && err.contains("union"),
             "{err}"
@@ -444,7 +434,7 @@ url = "http://127.0.0.1:9000/alerts"
             ),
             ("[webhook]\nurl = \"http://h/a\"\nbogus = 1\n", "bogus"),
         ] {
-            let err = parse(&format!("{link}{text}")).unwrap_err().to_string();
+            let err = refusal(&format!("{link}{text}"));
             assert!(err.contains(key), "{text}: {err}");
         }
     }
@@ -478,25 +468,19 @@ url = "http://127.0.0.1:9000/alerts"
         let e = c.effective();
         assert_eq!(e["retention"]["max_age_days"], 90);
         assert_eq!(e["retention"]["max_total_mb"], 50000);
-        let err = parse(&format!("{link}[retention]\nmax_age_days = 0\n"))
-            .unwrap_err()
-            .to_string();
+        let err = refusal(&format!("{link}[retention]\nmax_age_days = 0\n"));
         assert!(
             err.contains("retention.max_age_days") && err.contains("1 to 36500 days"),
             "{err}"
         );
         // Distinct from the NATS streams' own max_age_days.
-        let err = parse(&format!(
+        let err = refusal(&format!(
             "{link}[publish]\nnats_url = \"nats://127.0.0.1:4222\"\nsite = \"n\"\nmax_age_days = 0\n"
-        ))
-        .unwrap_err()
-        .to_string();
+        ));
         assert!(err.contains("publish.max_age_days"), "{err}");
-        let err = parse(&format!(
+        let err = refusal(&format!(
             "rotate_size_mb = 256\n{link}[retention]\nmax_total_mb = 300\n"
-        ))
-        .unwrap_err()
-        .to_string();
+        ));
         assert!(
             err.contains("retention.max_total_mb") && err.contains("rotate_size_mb"),
             "{err}"
