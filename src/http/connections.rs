@@ -244,29 +244,25 @@ mod tests {
         }
     }
 
+    /// Admitted as `id`, closing `evicted` for room.
+    fn evicting(id: ConnectionId, evicted: ConnectionId, why: Eviction) -> Admission {
+        Admission::Admit {
+            id,
+            evict: Some((evicted, why)),
+        }
+    }
+
     #[test]
     fn a_peer_past_its_limit_loses_its_oldest_idle_connection_not_others() {
         let mut t = ConnectionTable::new(LIMITS);
         let other = admitted(&mut t, ip(9));
         let first: Vec<_> = (0..4).map(|_| admitted(&mut t, ip(2))).collect();
         // The fifth from the same peer: that peer's oldest goes, never the other peer's.
-        assert_eq!(
-            t.admit(ip(2)),
-            Admission::Admit {
-                id: 5,
-                evict: Some((first[0], Eviction::PeerLimit))
-            }
-        );
+        assert_eq!(t.admit(ip(2)), evicting(5, first[0], Eviction::PeerLimit));
         assert_eq!(t.open.len(), 5);
         // Being answered, a connection is not closed for room; the next oldest is.
         t.request_started(first[1]);
-        assert_eq!(
-            t.admit(ip(2)),
-            Admission::Admit {
-                id: 6,
-                evict: Some((first[2], Eviction::PeerLimit))
-            }
-        );
+        assert_eq!(t.admit(ip(2)), evicting(6, first[2], Eviction::PeerLimit));
         t.request_ended(first[1]);
         assert!(t.open.contains_key(&other));
     }
@@ -276,13 +272,7 @@ mod tests {
         let mut t = ConnectionTable::new(LIMITS);
         let ids: Vec<_> = (0..10u8).map(|k| admitted(&mut t, ip(10 + k))).collect();
         t.request_started(ids[0]);
-        assert_eq!(
-            t.admit(ip(99)),
-            Admission::Admit {
-                id: 10,
-                evict: Some((ids[1], Eviction::Cap))
-            }
-        );
+        assert_eq!(t.admit(ip(99)), evicting(10, ids[1], Eviction::Cap));
         // Every slot answering a request: no room, the port stops accepting.
         for &id in &ids[2..] {
             t.request_started(id);

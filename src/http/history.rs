@@ -206,8 +206,9 @@ mod tests {
     const S: i64 = 1_000_000_000;
     const T0: i64 = 1_790_000_000 * S;
 
-    fn feed(history: &mut BoardHistory, events: impl IntoIterator<Item = Event>) {
+    fn feed<E: Into<Event>>(history: &mut BoardHistory, events: impl IntoIterator<Item = E>) {
         for e in events {
+            let e: Event = e.into();
             let line: Arc<str> = e.to_json_line().into();
             history.record(&e, &line);
         }
@@ -224,7 +225,7 @@ mod tests {
         let mut gaps = GapDetector::new(GapConfig::with_threshold_s(3.0), T0);
         let mut h = BoardHistory::default();
         let judge = |h: &mut BoardHistory, events: Vec<crate::monitor::GapEvent>| {
-            feed(h, events.into_iter().map(Event::from));
+            feed(h, events);
         };
         judge(&mut h, gaps.on_heartbeat(4, "radio1", T0));
         judge(&mut h, gaps.poll(T0 + 4 * S));
@@ -241,14 +242,9 @@ mod tests {
         config.vehicles.insert(9, "never".into());
         let mut gaps = GapDetector::new(config, T0);
         let mut h = BoardHistory::default();
-        feed(
-            &mut h,
-            gaps.on_heartbeat(4, "radio1", T0)
-                .into_iter()
-                .map(Event::from),
-        );
+        feed(&mut h, gaps.on_heartbeat(4, "radio1", T0));
         // Silent from T0 + 0 to T0 + 10 s: opens at T0 + 3 s, closes at T0 + 10 s.
-        feed(&mut h, gaps.poll(T0 + 5 * S).into_iter().map(Event::from));
+        feed(&mut h, gaps.poll(T0 + 5 * S));
         // Sysid 9 was expected and never heard: silent since the start.
         let nine = h.vehicle(9).unwrap().gaps[0];
         assert_eq!(
@@ -259,12 +255,7 @@ mod tests {
             }
         );
         assert_eq!(h.vehicle(4).unwrap().gaps[0].end_ns, None);
-        feed(
-            &mut h,
-            gaps.on_heartbeat(4, "radio1", T0 + 10 * S)
-                .into_iter()
-                .map(Event::from),
-        );
+        feed(&mut h, gaps.on_heartbeat(4, "radio1", T0 + 10 * S));
         assert_eq!(
             h.vehicle(4).unwrap().gaps[0],
             GapSpan {
@@ -273,12 +264,7 @@ mod tests {
             }
         );
         // A closed gap whose open this history never saw (open and closed at once).
-        feed(
-            &mut h,
-            gaps.on_heartbeat(4, "radio1", T0 + 20 * S)
-                .into_iter()
-                .map(Event::from),
-        );
+        feed(&mut h, gaps.on_heartbeat(4, "radio1", T0 + 20 * S));
         let spans: Vec<GapSpan> = h.vehicle(4).unwrap().gaps.iter().copied().collect();
         assert_eq!(spans.len(), 2, "{spans:?}");
         assert_eq!(spans[1].start_ns, T0 + 10 * S);
@@ -306,10 +292,7 @@ mod tests {
             let mut config = GapConfig::with_threshold_s(3.0);
             config.vehicles.insert(5, "flappy".into());
             let mut g = GapDetector::new(config, T0 + i * 5 * S);
-            feed(
-                &mut h,
-                g.poll(T0 + i * 5 * S + 4 * S).into_iter().map(Event::from),
-            );
+            feed(&mut h, g.poll(T0 + i * 5 * S + 4 * S));
         }
         assert_eq!(h.vehicle(5).unwrap().gaps.len(), MAX_GAPS);
         assert_eq!(h.events.len(), MAX_EVENTS);
@@ -319,13 +302,8 @@ mod tests {
     fn the_json_has_spans_points_and_event_lines() {
         let mut h = BoardHistory::default();
         let mut gaps = GapDetector::new(GapConfig::with_threshold_s(3.0), T0);
-        feed(
-            &mut h,
-            gaps.on_heartbeat(4, "radio1", T0)
-                .into_iter()
-                .map(Event::from),
-        );
-        feed(&mut h, gaps.poll(T0 + 4 * S).into_iter().map(Event::from));
+        feed(&mut h, gaps.on_heartbeat(4, "radio1", T0));
+        feed(&mut h, gaps.poll(T0 + 4 * S));
         feed(&mut h, [latency(4, T0 + 5 * S, 41.5)]);
         let json: serde_json::Value = serde_json::from_str(&h.to_json()).unwrap();
         let four = &json["vehicles"]["4"];
