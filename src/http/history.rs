@@ -224,15 +224,12 @@ mod tests {
     fn a_withdrawn_gap_leaves_no_span() {
         let mut gaps = GapDetector::new(GapConfig::with_threshold_s(3.0), T0);
         let mut h = BoardHistory::default();
-        let judge = |h: &mut BoardHistory, events: Vec<crate::monitor::GapEvent>| {
-            feed(h, events);
-        };
-        judge(&mut h, gaps.on_heartbeat(4, "radio1", T0));
-        judge(&mut h, gaps.poll(T0 + 4 * S));
+        feed(&mut h, gaps.on_heartbeat(4, "radio1", T0));
+        feed(&mut h, gaps.poll(T0 + 4 * S));
         assert_eq!(h.vehicle(4).unwrap().gaps.len(), 1, "the open drew a span");
         let late = gaps.on_heartbeat(4, "radio1", T0 + 2 * S);
         assert_eq!(late[0].withdrawn, Some(true));
-        judge(&mut h, late);
+        feed(&mut h, late);
         assert!(h.vehicle(4).unwrap().gaps.is_empty());
     }
 
