@@ -49,41 +49,36 @@ impl LinkStatus {
 
     /// A state change: the `link` event it is, when it is one, and what to log.
     pub fn change(&mut self, change: LinkChange) -> (Option<LinkEvent>, Option<Note>) {
-        match change {
+        let link = self.name.clone();
+        let (at, state, detail, note) = match change {
             LinkChange::Up { at, detail } => {
                 self.up = Some(true);
-                self.last_change_detail = detail.clone();
                 let note = Note::LinkUp {
-                    link: self.name.clone(),
+                    link,
                     detail: detail.clone(),
                 };
-                (
-                    Some(self.event(at.utc_ns, LinkEventState::Up, Some(detail), None)),
-                    Some(note),
-                )
+                (at, LinkEventState::Up, detail, note)
             }
             LinkChange::Down { at, reason } => {
                 self.up = Some(false);
                 self.downs += 1;
-                self.last_change_detail = reason.clone();
                 let note = Note::LinkDown {
-                    link: self.name.clone(),
+                    link,
                     reason: reason.clone(),
                 };
-                (
-                    Some(self.event(at.utc_ns, LinkEventState::Down, Some(reason), None)),
-                    Some(note),
-                )
+                (at, LinkEventState::Down, reason, note)
             }
             LinkChange::Denied { peer } => {
                 self.denied += 1;
-                let note = (self.denied == 1).then(|| Note::FirstDenied {
-                    link: self.name.clone(),
-                    peer,
-                });
-                (None, note)
+                let note = (self.denied == 1).then_some(Note::FirstDenied { link, peer });
+                return (None, note);
             }
-        }
+        };
+        self.last_change_detail = detail.clone();
+        (
+            Some(self.event(at.utc_ns, state, Some(detail), None)),
+            Some(note),
+        )
     }
 
     fn event(
