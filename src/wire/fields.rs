@@ -222,30 +222,27 @@ fn write_scalar(out: &mut Vec<u8>, ty: FieldType, at: &[u8]) {
         FieldType::I32 => ints.format(i32::from_le_bytes(le(at))),
         FieldType::U64 => ints.format(u64::from_le_bytes(le(at))),
         FieldType::I64 => ints.format(i64::from_le_bytes(le(at))),
-        FieldType::F32 => {
-            let x = f32::from_le_bytes(le(at));
-            if x.is_finite() {
-                out.extend_from_slice(zmij::Buffer::new().format_finite(x).as_bytes());
-            } else {
-                write_non_finite(out, x.is_nan(), x.is_sign_negative());
-            }
-            return;
-        }
-        FieldType::F64 => {
-            let x = f64::from_le_bytes(le(at));
-            if x.is_finite() {
-                out.extend_from_slice(zmij::Buffer::new().format_finite(x).as_bytes());
-            } else {
-                write_non_finite(out, x.is_nan(), x.is_sign_negative());
-            }
-            return;
-        }
+        FieldType::F32 => return write_float(out, f32::from_le_bytes(le(at))),
+        FieldType::F64 => return write_float(out, f64::from_le_bytes(le(at))),
     };
     out.extend_from_slice(text.as_bytes());
 }
 
 fn le<const N: usize>(at: &[u8]) -> [u8; N] {
     at[..N].try_into().expect("field inside the payload")
+}
+
+/// A float in its shortest round-trip form, at its own width (an f32 is not widened first, which
+/// would print its binary error: 0.1f32 is `0.1`, not `0.10000000149011612`).
+#[inline]
+fn write_float<F: zmij::Float + Into<f64> + Copy>(out: &mut Vec<u8>, x: F) {
+    // Widening only to ask what kind of value it is: exact for every f32.
+    let wide: f64 = x.into();
+    if wide.is_finite() {
+        out.extend_from_slice(zmij::Buffer::new().format_finite(x).as_bytes());
+    } else {
+        write_non_finite(out, wide.is_nan(), wide.is_sign_negative());
+    }
 }
 
 fn write_non_finite(out: &mut Vec<u8>, nan: bool, negative: bool) {
