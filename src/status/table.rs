@@ -45,7 +45,29 @@ pub fn render(s: &StatusSnapshot) -> String {
         s.version, s.utc, s.started_utc
     );
     let _ = writeln!(out, "\nVehicles");
-    let mut rows = vec![[
+    out.push_str(&columns(&vehicle_rows(s)));
+    let _ = writeln!(out, "\nLinks");
+    out.push_str(&columns(&link_rows(s)));
+    if !s.forwards.is_empty() {
+        let _ = writeln!(out, "\nForwards");
+        out.push_str(&columns(&forward_rows(s)));
+    }
+    if let Some(r) = s.receive_log() {
+        let _ = writeln!(
+            out,
+            "\nReceive log: {} lines written, {} pending bytes, {} dropped, {} write errors",
+            r.lines_written, r.pending_bytes, r.dropped_lines, r.write_errors
+        );
+    }
+    out
+}
+
+fn header(names: &[&str]) -> Vec<String> {
+    names.iter().map(|n| n.to_string()).collect()
+}
+
+fn vehicle_rows(s: &StatusSnapshot) -> Vec<Vec<String>> {
+    let mut rows = vec![header(&[
         "SYSID",
         "NAME",
         "LINKS",
@@ -54,9 +76,7 @@ pub fn render(s: &StatusSnapshot) -> String {
         "OPEN GAP",
         "LAT P95",
         "LOSS",
-    ]
-    .map(String::from)
-    .to_vec()];
+    ])];
     for v in &s.vehicles {
         let gap = match &v.open_gap {
             None => "-".to_string(),
@@ -88,13 +108,13 @@ pub fn render(s: &StatusSnapshot) -> String {
             format!("{:.1} %", v.loss_percent),
         ]);
     }
-    out.push_str(&columns(&rows));
-    let _ = writeln!(out, "\nLinks");
-    let mut rows = vec![[
+    rows
+}
+
+fn link_rows(s: &StatusSnapshot) -> Vec<Vec<String>> {
+    let mut rows = vec![header(&[
         "LINK", "STATE", "RECEIPTS", "RATE", "REJECTS", "DROPPED", "DETAIL",
-    ]
-    .map(String::from)
-    .to_vec()];
+    ])];
     for l in &s.links {
         rows.push(vec![
             l.name.clone(),
@@ -110,39 +130,29 @@ pub fn render(s: &StatusSnapshot) -> String {
             l.detail.clone(),
         ]);
     }
-    out.push_str(&columns(&rows));
-    if !s.forwards.is_empty() {
-        let _ = writeln!(out, "\nForwards");
-        let mut rows = vec![[
-            "FORWARD", "OUTPUT", "FRAMES", "SENT", "DROPPED", "PEERS", "IGNORED",
-        ]
-        .map(String::from)
-        .to_vec()];
-        for f in &s.forwards {
-            rows.push(vec![
-                f.name.clone(),
-                format!("{} {}", f.kind, f.address),
-                f.frames.to_string(),
-                f.sent_frames.to_string(),
-                f.dropped.values().sum::<u64>().to_string(),
-                if f.kind == "udp" {
-                    "-".to_string()
-                } else {
-                    format!("{} ({} refused)", f.peers, f.peers_refused)
-                },
-                format!("{} B", f.ignored_bytes),
-            ]);
-        }
-        out.push_str(&columns(&rows));
+    rows
+}
+
+fn forward_rows(s: &StatusSnapshot) -> Vec<Vec<String>> {
+    let mut rows = vec![header(&[
+        "FORWARD", "OUTPUT", "FRAMES", "SENT", "DROPPED", "PEERS", "IGNORED",
+    ])];
+    for f in &s.forwards {
+        rows.push(vec![
+            f.name.clone(),
+            format!("{} {}", f.kind, f.address),
+            f.frames.to_string(),
+            f.sent_frames.to_string(),
+            f.dropped.values().sum::<u64>().to_string(),
+            if f.kind == "udp" {
+                "-".to_string()
+            } else {
+                format!("{} ({} refused)", f.peers, f.peers_refused)
+            },
+            format!("{} B", f.ignored_bytes),
+        ]);
     }
-    if let Some(r) = s.receive_log() {
-        let _ = writeln!(
-            out,
-            "\nReceive log: {} lines written, {} pending bytes, {} dropped, {} write errors",
-            r.lines_written, r.pending_bytes, r.dropped_lines, r.write_errors
-        );
-    }
-    out
+    rows
 }
 
 #[cfg(test)]
