@@ -15,7 +15,7 @@
 use super::entry::{Cite, Happening, SECOND};
 use super::px4;
 use crate::ulog::format::BasicType;
-use crate::ulog::record::{route_slot, Located, Record};
+use crate::ulog::record::{route_subscription, Located, Record};
 use crate::ulog::signals::{Kind, Signal, SignalDecoder, SignalSample, Source, StatusSample};
 use crate::ulog::value::{decode_basic, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -352,9 +352,12 @@ impl AirObserver {
                 subscription,
                 formats,
             } => {
-                *route_slot(&mut self.routes, subscription.msg_id) =
-                    Watched::of(&subscription.topic).and_then(|watched| {
-                        let flat = formats.flatten(&subscription.layout.format_name).ok()?;
+                route_subscription(
+                    &mut self.routes,
+                    subscription,
+                    formats,
+                    |s| Watched::of(&s.topic),
+                    |watched, flat| {
                         let fields = flat
                             .into_iter()
                             .filter(|f| watched.fields().contains(&f.name.as_str()))
@@ -365,7 +368,8 @@ impl AirObserver {
                             multi_id: subscription.multi_id,
                             fields,
                         })
-                    });
+                    },
+                );
             }
             Record::Data(sample) => {
                 let Some(ts) = sample.timestamp else {

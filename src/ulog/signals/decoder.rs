@@ -8,7 +8,7 @@ use super::{
     BatterySample, GpsSample, Kind, Signal, SignalSample, Source, StatusSample, VibrationUnit,
 };
 use crate::ulog::format::FlatField;
-use crate::ulog::record::{route_slot, Located, Record};
+use crate::ulog::record::{route_subscription, Located, Record};
 
 /// How one source's samples are decoded.
 #[derive(Debug, Clone)]
@@ -295,28 +295,32 @@ impl SignalDecoder {
                 subscription,
                 formats,
             } => {
-                let id = usize::from(subscription.msg_id);
-                route_slot(&mut self.routes, subscription.msg_id);
-                if !wanted(&subscription.topic) {
-                    return &self.out;
-                }
-                let Ok(fields) = formats.flatten(&subscription.layout.format_name) else {
-                    return &self.out;
-                };
-                for (source, decode) in plan(&subscription.topic, subscription.multi_id, &fields) {
-                    let at = match self.sources.iter().position(|s| {
-                        s.topic == source.topic
-                            && s.multi_id == source.multi_id
-                            && s.kind == source.kind
-                    }) {
-                        Some(i) => i,
-                        None => {
-                            self.sources.push(source);
-                            self.sources.len() - 1
-                        }
-                    };
-                    self.routes[id].push((at, decode));
-                }
+                let sources = &mut self.sources;
+                route_subscription(
+                    &mut self.routes,
+                    subscription,
+                    formats,
+                    |s| wanted(&s.topic).then_some(()),
+                    |(), fields| {
+                        plan(&subscription.topic, subscription.multi_id, &fields)
+                            .into_iter()
+                            .map(|(source, decode)| {
+                                let at = match sources.iter().position(|s| {
+                                    s.topic == source.topic
+                                        && s.multi_id == source.multi_id
+                                        && s.kind == source.kind
+                                }) {
+                                    Some(i) => i,
+                                    None => {
+                                        sources.push(source);
+                                        sources.len() - 1
+                                    }
+                                };
+                                (at, decode)
+                            })
+                            .collect()
+                    },
+                );
             }
             Record::Unsubscription { msg_id } => {
                 if let Some(r) = self.routes.get_mut(usize::from(*msg_id)) {
