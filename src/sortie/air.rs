@@ -487,23 +487,21 @@ impl AirObserver {
                         continue;
                     }
                     let instance = route.multi_id;
-                    let (title, state) = match (now == Some(true), since.is_none()) {
-                        (true, true) => (
-                            format!("PX4's MAVLink instance {instance} hears a {who} heartbeat at the first sample"),
-                            "present",
-                        ),
-                        (false, true) => (
-                            format!("PX4's MAVLink instance {instance} hears no {who} heartbeat at the first sample"),
-                            "absent",
-                        ),
-                        (true, false) => (
-                            format!("PX4's MAVLink instance {instance} regained the {who} heartbeat"),
-                            "regained",
-                        ),
-                        (false, false) => (
-                            format!("PX4's MAVLink instance {instance} lost the {who} heartbeat"),
-                            "lost",
-                        ),
+                    let heard = now == Some(true);
+                    let (title, state) = if since.is_none() {
+                        let (a, state) = if heard {
+                            ("a", "present")
+                        } else {
+                            ("no", "absent")
+                        };
+                        let title = format!("PX4's MAVLink instance {instance} hears {a} {who} heartbeat at the first sample");
+                        (title, state)
+                    } else {
+                        let state = if heard { "regained" } else { "lost" };
+                        let title = format!(
+                            "PX4's MAVLink instance {instance} {state} the {who} heartbeat"
+                        );
+                        (title, state)
                     };
                     out.push(
                         change("telemetry_status", title, state.into()).with("heartbeat", field),
