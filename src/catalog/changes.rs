@@ -214,6 +214,19 @@ impl Worded {
 mod tests {
     use super::*;
 
+    /// `parameter` changed from one integer to another.
+    fn int_change(parameter: &str, from: i64, to: i64) -> Change {
+        Change {
+            parameter: parameter.into(),
+            from: Some(ParamValue::Int(from)),
+            to: Some(ParamValue::Int(to)),
+        }
+    }
+
+    fn run_ref(id: i64, start_utc_us: Option<i64>) -> RunRef {
+        RunRef { id, start_utc_us }
+    }
+
     fn params(pairs: &[(&str, ParamValue)]) -> Parameters {
         pairs
             .iter()
@@ -223,24 +236,14 @@ mod tests {
 
     #[test]
     fn the_document_example_is_worded_as_the_document_words_it() {
-        let change = Change {
-            parameter: "NAV_DLL_ACT".into(),
-            from: Some(ParamValue::Int(0)),
-            to: Some(ParamValue::Int(1)),
-        };
+        let change = int_change("NAV_DLL_ACT", 0, 1);
         // 2026-09-22T14:13:19Z
-        let run = RunRef {
-            id: 924,
-            start_utc_us: Some(1_790_086_399_000_000),
-        };
+        let run = run_ref(924, Some(1_790_086_399_000_000));
         assert_eq!(
             wording(&change, &run),
             "NAV_DLL_ACT 0 (Disabled) to 1 (Hold) in R-0924, 22 Sep"
         );
-        let unanchored = RunRef {
-            id: 7,
-            start_utc_us: None,
-        };
+        let unanchored = run_ref(7, None);
         assert_eq!(
             wording(&change, &unanchored),
             "NAV_DLL_ACT 0 (Disabled) to 1 (Hold) in R-0007 (no GPS time)"
@@ -286,15 +289,7 @@ mod tests {
         let worded: Vec<String> = d
             .failsafe
             .iter()
-            .map(|c| {
-                wording(
-                    c,
-                    &RunRef {
-                        id: 3,
-                        start_utc_us: None,
-                    },
-                )
-            })
+            .map(|c| wording(c, &run_ref(3, None)))
             .collect();
         assert_eq!(
             worded,
@@ -332,19 +327,9 @@ mod tests {
 
     #[test]
     fn worded_changes_carry_both_runs_and_the_labels() {
-        let change = Change {
-            parameter: "COM_OBL_RC_ACT".into(),
-            from: Some(ParamValue::Int(5)),
-            to: Some(ParamValue::Int(3)),
-        };
-        let previous = RunRef {
-            id: 1,
-            start_utc_us: None,
-        };
-        let run = RunRef {
-            id: 2,
-            start_utc_us: None,
-        };
+        let change = int_change("COM_OBL_RC_ACT", 5, 3);
+        let previous = run_ref(1, None);
+        let run = run_ref(2, None);
         let w = Worded::new(&change, &previous, &run);
         assert_eq!(w.previous_run, "R-0001");
         assert_eq!(w.run, "R-0002");

@@ -15,7 +15,7 @@
 use super::entry::{Cite, Happening, SECOND};
 use super::px4;
 use crate::ulog::format::BasicType;
-use crate::ulog::record::{route_slot, Located, Record};
+use crate::ulog::record::{route_subscription, Located, Record};
 use crate::ulog::signals::{Kind, Signal, SignalDecoder, SignalSample, Source, StatusSample};
 use crate::ulog::value::{decode_basic, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -352,9 +352,12 @@ impl AirObserver {
                 subscription,
                 formats,
             } => {
-                *route_slot(&mut self.routes, subscription.msg_id) =
-                    Watched::of(&subscription.topic).and_then(|watched| {
-                        let flat = formats.flatten(&subscription.layout.format_name).ok()?;
+                route_subscription(
+                    &mut self.routes,
+                    subscription,
+                    formats,
+                    |s| Watched::of(&s.topic),
+                    |watched, flat| {
                         let fields = flat
                             .into_iter()
                             .filter(|f| watched.fields().contains(&f.name.as_str()))
@@ -365,7 +368,8 @@ impl AirObserver {
                             multi_id: subscription.multi_id,
                             fields,
                         })
-                    });
+                    },
+                );
             }
             Record::Data(sample) => {
                 let Some(ts) = sample.timestamp else {
@@ -483,23 +487,21 @@ impl AirObserver {
                         continue;
                     }
                     let instance = route.multi_id;
-                    let (title, state) = match (now == Some(true), since.is_none()) {
-                        (true, true) => (
-                            format!("PX4's MAVLink instance {instance} hears a {who} heartbeat at the first sample"),
-                            "present",
-                        ),
-                        (false, true) => (
-                            format!("PX4's MAVLink instance {instance} hears no {who} heartbeat at the first sample"),
-                            "absent",
-                        ),
-                        (true, false) => (
-                            format!("PX4's MAVLink instance {instance} regained the {who} heartbeat"),
-                            "regained",
-                        ),
-                        (false, false) => (
-                            format!("PX4's MAVLink instance {instance} lost the {who} heartbeat"),
-                            "lost",
-                        ),
+                    let heard = now == Some(true);
+                    let (title, state) = if since.is_none() {
+                        let (a, state) = if heard {
+                            ("a", "present")
+                        } else {
+                            ("no", "absent")
+                        };
+                        let title = format!("PX4's MAVLink instance {instance} hears {a} {who} heartbeat at the first sample");
+                        (title, state)
+                    } else {
+                        let state = if heard { "regained" } else { "lost" };
+                        let title = format!(
+                            "PX4's MAVLink instance {instance} {state} the {who} heartbeat"
+                        );
+                        (title, state)
                     };
                     out.push(
                         change("telemetry_status", title, state.into()).with("heartbeat", field),

@@ -409,15 +409,7 @@ impl Anchor {
             "source".into(),
             serde_json::to_value(self.source).expect("enum"),
         );
-        let stated = self.stated();
-        out.insert(
-            "boot_utc".into(),
-            stated.map_or(Value::Null, |i| format_utc_us(i.mid()).into()),
-        );
-        out.insert(
-            "bound_ms".into(),
-            millis_value(stated.map(|i| i.half_width())),
-        );
+        insert_boot(&mut out, "", self.stated());
         out.insert("used".into(), used.into());
         out.insert("title".into(), self.title.clone().into());
         if let Some(record) = &self.record {
@@ -425,14 +417,7 @@ impl Anchor {
         }
         if let Estimate::Ground(fit) = &self.estimate {
             let own = fit.on_record_clock(fit.reference_boot_ns).ok();
-            out.insert(
-                "record_boot_utc".into(),
-                own.map_or(Value::Null, |i| format_utc_us(i.mid()).into()),
-            );
-            out.insert(
-                "record_bound_ms".into(),
-                millis_value(own.map(|i| i.half_width())),
-            );
+            insert_boot(&mut out, "record_", own);
             out.insert(
                 "clock_error_ms".into(),
                 millis_value(Some(fit.clock_error_ns)),
@@ -450,6 +435,19 @@ impl Anchor {
         }
         Value::Object(out)
     }
+}
+
+/// The boot's UTC time (`{prefix}boot_utc`, its middle) and its bound (`{prefix}bound_ms`, half
+/// its width), null when there is none.
+fn insert_boot(out: &mut Map<String, Value>, prefix: &str, boot: Option<Interval>) {
+    out.insert(
+        format!("{prefix}boot_utc"),
+        boot.map_or(Value::Null, |i| format_utc_us(i.mid()).into()),
+    );
+    out.insert(
+        format!("{prefix}bound_ms"),
+        millis_value(boot.map(|i| i.half_width())),
+    );
 }
 
 /// The flight log's GPS anchor, bounded by its spread (at least [`GPS_LEAST_BOUND_NS`]).

@@ -454,6 +454,11 @@ mod tests {
     use crate::monitor::parse_utc_ns;
     use crate::sortie::entry::MS;
 
+    /// The first happening of `kind`.
+    fn happening<'a>(facts: &'a GroundFacts, kind: &str) -> &'a Happening {
+        facts.happenings.iter().find(|h| h.kind == kind).unwrap()
+    }
+
     fn hb(t: i64) -> MonitorInput {
         MonitorInput::bare_heartbeat(LinkId::FIRST, 4, 1, t)
     }
@@ -513,11 +518,7 @@ mod tests {
         let other = MonitorInput::bare_heartbeat(LinkId::FIRST, 255, 190, t0 + 20 * SECOND);
         record.receipt(255, t0 + 20 * SECOND, Some(&other), "radio1", line(6));
         let facts = record.finish();
-        let gap = facts
-            .happenings
-            .iter()
-            .find(|h| h.kind == "telemetry_gap")
-            .unwrap();
+        let gap = happening(&facts, "telemetry_gap");
         assert_eq!(gap.end_ns, None);
         assert_eq!(gap.detail["state"], "open");
         assert_eq!(gap.cite, line(5));
@@ -540,11 +541,7 @@ mod tests {
         let (error, why) = facts.stated_clock_error().unwrap();
         assert_eq!(error, 16 * SECOND);
         assert!(why.contains("not synchronised"), "{why}");
-        let lat = facts
-            .happenings
-            .iter()
-            .find(|h| h.kind == "latency")
-            .unwrap();
+        let lat = happening(&facts, "latency");
         assert_eq!(
             lat.title,
             "Latency p50 40.0 ms, p95 412.0 ms, max 450.0 ms (9 SYSTEM_TIME in 60 s)"

@@ -503,6 +503,11 @@ mod tests {
     use crate::sortie::entry::Cite;
     use crate::sortie::ground::GroundRecord;
 
+    /// The first entry of `kind`.
+    fn entry<'a>(sortie: &'a Sortie, kind: &str) -> &'a Entry {
+        sortie.entries.iter().find(|e| e.kind == kind).unwrap()
+    }
+
     fn line(n: u64) -> Cite {
         Cite::Line {
             file: "r.jsonl".into(),
@@ -608,20 +613,12 @@ mod tests {
         let lines = sortie.lines();
         assert_eq!(lines[0]["boot_utc"], "2026-09-24T14:13:11.286000Z");
         assert_eq!(lines[0]["bound_ms"], 40.0);
-        let stall = sortie
-            .entries
-            .iter()
-            .find(|e| e.kind == "topic_stall")
-            .unwrap();
+        let stall = entry(&sortie, "topic_stall");
         assert_eq!(
             stall.utc_start,
             Some(parse_utc_ns("2026-09-24T14:32:04.079Z").unwrap())
         );
-        let gap = sortie
-            .entries
-            .iter()
-            .find(|e| e.kind == "telemetry_gap")
-            .unwrap();
+        let gap = entry(&sortie, "telemetry_gap");
         // The receipt stamped .912 happened within that millisecond: placed at its middle.
         assert_eq!(gap.utc_start, Some(last_hb + MS / 2));
         assert_eq!(gap.boot_start, Some(1_132_626_500_000));
@@ -706,11 +703,7 @@ mod tests {
             ..input(4, Some(&gps), &air, &ground)
         };
         let sortie = assemble(&input);
-        let gap = sortie
-            .entries
-            .iter()
-            .find(|e| e.kind == "telemetry_gap")
-            .unwrap();
+        let gap = entry(&sortie, "telemetry_gap");
         let facts: Vec<(&str, &str)> = gap
             .in_window
             .as_ref()

@@ -6,7 +6,7 @@
 
 use super::events::{self, DefinitionsReport, Event, EventFields, RawEvent, EVENT_TOPIC};
 use super::modes::{ModeChange, ModeTracker};
-use super::record::{route_slot, Located, Record};
+use super::record::{route_subscription, Located, Record};
 use super::rules::{Context, RuleOutcome, RuleSet};
 use super::signals::SignalDecoder;
 use super::value::Value;
@@ -63,12 +63,13 @@ impl Analyzer {
                 subscription,
                 formats,
             } => {
-                let slot = route_slot(&mut self.event_routes, subscription.msg_id);
-                if &*subscription.topic == EVENT_TOPIC {
-                    if let Ok(fields) = formats.flatten(&subscription.layout.format_name) {
-                        *slot = EventFields::find(&fields).map(|f| (f, subscription.multi_id));
-                    }
-                }
+                route_subscription(
+                    &mut self.event_routes,
+                    subscription,
+                    formats,
+                    |s| (&*s.topic == EVENT_TOPIC).then_some(s.multi_id),
+                    |multi_id, fields| EventFields::find(&fields).map(|f| (f, multi_id)),
+                );
             }
             Record::Data(sample) => {
                 if let Some(Some((fields, multi_id))) = self

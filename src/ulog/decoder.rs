@@ -555,34 +555,8 @@ impl Decoder {
                     timestamp,
                 })
             }
-            b'L' => {
-                if payload.len() < 9 {
-                    return Err(malformed(format!(
-                        "{} bytes, at least 9 expected",
-                        payload.len()
-                    )));
-                }
-                Record::Logged(LoggedString {
-                    level: payload[0],
-                    tag: None,
-                    timestamp: read_u64(payload, 1).unwrap_or(0),
-                    text: &payload[9..],
-                })
-            }
-            b'C' => {
-                if payload.len() < 11 {
-                    return Err(malformed(format!(
-                        "{} bytes, at least 11 expected",
-                        payload.len()
-                    )));
-                }
-                Record::Logged(LoggedString {
-                    level: payload[0],
-                    tag: read_u16(payload, 1),
-                    timestamp: read_u64(payload, 3).unwrap_or(0),
-                    text: &payload[11..],
-                })
-            }
+            b'L' => Record::Logged(logged_string(payload, false).map_err(malformed)?),
+            b'C' => Record::Logged(logged_string(payload, true).map_err(malformed)?),
             b'S' => Record::Sync {
                 valid: payload.len() >= 8 && payload[..8] == SYNC_MAGIC,
             },
@@ -644,6 +618,22 @@ fn read_u64(b: &[u8], at: usize) -> Option<u64> {
     let mut a = [0u8; 8];
     a.copy_from_slice(s);
     Some(u64::from_le_bytes(a))
+}
+
+/// Splits a logged string: level, then (`tagged`, a `C` message) a u16 tag, then the
+/// timestamp and the text.
+fn logged_string(p: &[u8], tagged: bool) -> Result<LoggedString<'_>, String> {
+    let tag_len = if tagged { 2 } else { 0 };
+    let header = 9 + tag_len;
+    if p.len() < header {
+        return Err(format!("{} bytes, at least {header} expected", p.len()));
+    }
+    Ok(LoggedString {
+        level: p[0],
+        tag: if tagged { read_u16(p, 1) } else { None },
+        timestamp: read_u64(p, 1 + tag_len).unwrap_or(0),
+        text: &p[header..],
+    })
 }
 
 /// Splits `key_len`, `type name`, value.

@@ -3,7 +3,7 @@
 //!
 //! Records borrow their payload from the bytes they were decoded from; nothing is copied.
 
-use super::format::{FormatRegistry, TopicLayout};
+use super::format::{FlatField, FormatRegistry, TopicLayout};
 use super::value::{decode_typed, text_lossy, Value};
 use std::sync::Arc;
 
@@ -160,6 +160,25 @@ pub fn route_slot<T: Default>(routes: &mut Vec<T>, msg_id: u16) -> &mut T {
     }
     routes[id] = T::default();
     &mut routes[id]
+}
+
+/// Routes a new subscription: the slot of its `msg_id` in `routes` is emptied (see
+/// [`route_slot`]), then, when `wanted` picks something of the subscription and its format
+/// flattens, set to what `route` makes of that pick and the flattened fields.
+pub fn route_subscription<T: Default, W>(
+    routes: &mut Vec<T>,
+    subscription: &Subscription,
+    formats: &FormatRegistry,
+    wanted: impl FnOnce(&Subscription) -> Option<W>,
+    route: impl FnOnce(W, Vec<FlatField>) -> T,
+) {
+    let slot = route_slot(routes, subscription.msg_id);
+    let Some(pick) = wanted(subscription) else {
+        return;
+    };
+    if let Ok(fields) = formats.flatten(&subscription.layout.format_name) {
+        *slot = route(pick, fields);
+    }
 }
 
 /// A record with its place in the file.

@@ -5,7 +5,7 @@
 //! Pure: records in, series out.
 
 use super::format::{BasicType, FlatField};
-use super::record::{route_slot, Located, Record};
+use super::record::{route_subscription, Located, Record};
 use super::value::decode_basic;
 use std::collections::HashMap;
 
@@ -149,25 +149,26 @@ impl SeriesCollector {
                 subscription,
                 formats,
             } => {
-                let id = usize::from(subscription.msg_id);
-                route_slot(&mut self.routes, subscription.msg_id);
-                if subscription.multi_id != 0 {
-                    return;
-                }
-                let wanted: Vec<usize> = (0..self.specs.len())
-                    .filter(|i| self.specs[*i].topic == &*subscription.topic)
-                    .collect();
-                if wanted.is_empty() {
-                    return;
-                }
-                let Ok(fields) = formats.flatten(&subscription.layout.format_name) else {
-                    return;
-                };
-                for i in wanted {
-                    if let Some(g) = Getter::resolve(self.specs[i].extract, &fields) {
-                        self.routes[id].push((i, g));
-                    }
-                }
+                let specs = &self.specs;
+                route_subscription(
+                    &mut self.routes,
+                    subscription,
+                    formats,
+                    |s| {
+                        let wanted: Vec<usize> = (0..specs.len())
+                            .filter(|i| specs[*i].topic == &*s.topic)
+                            .collect();
+                        (s.multi_id == 0 && !wanted.is_empty()).then_some(wanted)
+                    },
+                    |wanted, fields| {
+                        wanted
+                            .into_iter()
+                            .filter_map(|i| {
+                                Getter::resolve(specs[i].extract, &fields).map(|g| (i, g))
+                            })
+                            .collect()
+                    },
+                );
             }
             Record::Data(sample) => {
                 let Some(routes) = self.routes.get(usize::from(sample.subscription.msg_id)) else {

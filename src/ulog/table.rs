@@ -316,6 +316,24 @@ pub struct TableWriter {
     sink: Sink,
 }
 
+/// The typed buffer accessors of [`TableWriter`], one per physical type: `name: Variant(type)`.
+macro_rules! typed_buffers {
+    ($($name:ident: $variant:ident($t:ty)),*) => {
+        $(
+            /// Direct access for the hot path: the buffer of column `i` (integer kinds up to 32
+            /// bits share the `i32` one). `None` when the column has another physical type or is
+            /// nullable.
+            #[inline]
+            pub fn $name(&mut self, i: usize) -> Option<&mut Vec<$t>> {
+                match &mut self.values[i] {
+                    Values::$variant(v) if !self.columns[i].nullable => Some(v),
+                    _ => None,
+                }
+            }
+        )*
+    };
+}
+
 impl TableWriter {
     /// Creates `path` (replacing it) for a table with these columns.
     pub fn create(
@@ -431,47 +449,13 @@ impl TableWriter {
         }
     }
 
-    /// Direct access for the hot path: the `i32` buffer of column `i` (integer kinds up to 32
-    /// bits), and so on. `None` when the column has another physical type or is nullable.
-    #[inline]
-    pub fn i32s(&mut self, i: usize) -> Option<&mut Vec<i32>> {
-        match &mut self.values[i] {
-            Values::I32(v) if !self.columns[i].nullable => Some(v),
-            _ => None,
-        }
-    }
-
-    #[inline]
-    pub fn i64s(&mut self, i: usize) -> Option<&mut Vec<i64>> {
-        match &mut self.values[i] {
-            Values::I64(v) if !self.columns[i].nullable => Some(v),
-            _ => None,
-        }
-    }
-
-    #[inline]
-    pub fn f32s(&mut self, i: usize) -> Option<&mut Vec<f32>> {
-        match &mut self.values[i] {
-            Values::F32(v) if !self.columns[i].nullable => Some(v),
-            _ => None,
-        }
-    }
-
-    #[inline]
-    pub fn f64s(&mut self, i: usize) -> Option<&mut Vec<f64>> {
-        match &mut self.values[i] {
-            Values::F64(v) if !self.columns[i].nullable => Some(v),
-            _ => None,
-        }
-    }
-
-    #[inline]
-    pub fn bools(&mut self, i: usize) -> Option<&mut Vec<bool>> {
-        match &mut self.values[i] {
-            Values::Bool(v) if !self.columns[i].nullable => Some(v),
-            _ => None,
-        }
-    }
+    typed_buffers!(
+        i32s: I32(i32),
+        i64s: I64(i64),
+        f32s: F32(f32),
+        f64s: F64(f64),
+        bools: Bool(bool)
+    );
 
     /// Counts `n` rows whose values were appended column by column through the typed buffers.
     pub fn add_rows(&mut self, n: usize) {

@@ -57,6 +57,11 @@ impl<W: Write> UlogWriter<W> {
         Ok(())
     }
 
+    /// A message whose payload is `parts`, one after the other.
+    fn joined(&mut self, msg_type: u8, parts: &[&[u8]]) -> io::Result<()> {
+        self.raw(msg_type, &parts.concat())
+    }
+
     /// `B`: flags and appended-data offsets (40 bytes).
     pub fn flag_bits(
         &mut self,
@@ -105,9 +110,8 @@ impl<W: Write> UlogWriter<W> {
         key: &str,
         value: &[u8],
     ) -> io::Result<()> {
-        let mut p = vec![u8::from(is_continued)];
-        p.extend(Self::key_value(key_type, key, value));
-        self.raw(b'M', &p)
+        let kv = Self::key_value(key_type, key, value);
+        self.joined(b'M', &[&[u8::from(is_continued)], &kv])
     }
 
     /// `P` with an `int32_t` value.
@@ -130,17 +134,16 @@ impl<W: Write> UlogWriter<W> {
         name: &str,
         value: i32,
     ) -> io::Result<()> {
-        let mut p = vec![default_types];
-        p.extend(Self::key_value("int32_t", name, &value.to_le_bytes()));
-        self.raw(b'Q', &p)
+        let kv = Self::key_value("int32_t", name, &value.to_le_bytes());
+        self.joined(b'Q', &[&[default_types], &kv])
     }
 
     /// `A`: subscribe `topic` instance `multi_id` as `msg_id`.
     pub fn subscribe(&mut self, multi_id: u8, msg_id: u16, topic: &str) -> io::Result<()> {
-        let mut p = vec![multi_id];
-        p.extend_from_slice(&msg_id.to_le_bytes());
-        p.extend_from_slice(topic.as_bytes());
-        self.raw(b'A', &p)
+        self.joined(
+            b'A',
+            &[&[multi_id], &msg_id.to_le_bytes(), topic.as_bytes()],
+        )
     }
 
     /// `R`: unsubscribe `msg_id`.
@@ -150,27 +153,18 @@ impl<W: Write> UlogWriter<W> {
 
     /// `D`: one sample (the payload after `msg_id`).
     pub fn data(&mut self, msg_id: u16, payload: &[u8]) -> io::Result<()> {
-        let mut p = Vec::with_capacity(2 + payload.len());
-        p.extend_from_slice(&msg_id.to_le_bytes());
-        p.extend_from_slice(payload);
-        self.raw(b'D', &p)
+        self.joined(b'D', &[&msg_id.to_le_bytes(), payload])
     }
 
     /// `L`: a console message; `level` as PX4 writes it (b'0'..=b'7').
     pub fn logged(&mut self, level: u8, timestamp: u64, text: &str) -> io::Result<()> {
-        let mut p = vec![level];
-        p.extend_from_slice(&timestamp.to_le_bytes());
-        p.extend_from_slice(text.as_bytes());
-        self.raw(b'L', &p)
+        self.joined(b'L', &[&[level], &timestamp.to_le_bytes(), text.as_bytes()])
     }
 
     /// `C`: a tagged console message.
     pub fn tagged(&mut self, level: u8, tag: u16, timestamp: u64, text: &str) -> io::Result<()> {
-        let mut p = vec![level];
-        p.extend_from_slice(&tag.to_le_bytes());
-        p.extend_from_slice(&timestamp.to_le_bytes());
-        p.extend_from_slice(text.as_bytes());
-        self.raw(b'C', &p)
+        let (tag, timestamp) = (tag.to_le_bytes(), timestamp.to_le_bytes());
+        self.joined(b'C', &[&[level], &tag, &timestamp, text.as_bytes()])
     }
 
     /// `S`: a synchronization message.

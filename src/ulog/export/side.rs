@@ -3,23 +3,38 @@
 //! and written at its end.
 
 use super::ExportError;
-use crate::ulog::record::{level_name, Record};
+use crate::ulog::record::{level_name, KeyValue, Record};
 use crate::ulog::table::{Cell, Codec, Column, FileFormat, Kind, TableWriter};
 use crate::ulog::value::Value;
 use std::collections::HashMap;
 use std::path::Path;
 
+/// Where a side table's row was read: its record's message number and byte offset, the two
+/// columns every side table but info ends with.
+#[derive(Clone, Copy)]
+pub(super) struct Citation {
+    message: u64,
+    offset: u64,
+}
+
+/// A row of a side table with its citation.
+type Cited<T> = (T, Citation);
+
+/// A parameter: kind, timestamp, name, type, value.
+type ParameterRow = (String, u64, String, String, f64);
+
+/// A logged message: timestamp, level, tag, text.
+type LoggedRow = (u64, u8, Option<u16>, String);
+
 /// Rows of the side tables, gathered while reading (they are small: a few thousand rows).
 #[derive(Default)]
 pub(super) struct Side {
-    /// kind, timestamp, name, type, value, message, offset
-    pub(super) parameters: Vec<(String, u64, String, String, f64, u64, u64)>,
-    /// timestamp, level, tag, text, message, offset
-    pub(super) logged: Vec<(u64, u8, Option<u16>, String, u64, u64)>,
+    pub(super) parameters: Vec<Cited<ParameterRow>>,
+    pub(super) logged: Vec<Cited<LoggedRow>>,
     /// key, type, value, is multi, index
     pub(super) info: Vec<(String, String, String, bool, u32)>,
-    /// timestamp, duration, message, offset
-    pub(super) dropouts: Vec<(u64, u16, u64, u64)>,
+    /// timestamp, duration
+    pub(super) dropouts: Vec<Cited<(u64, u16)>>,
     /// The next index of each multi-info key.
     pub(super) multi_index: HashMap<String, u32>,
 }
@@ -28,35 +43,33 @@ impl Side {
     /// Takes the record if it belongs to a side table (`clock`: the log's time so far; the
     /// record's message number and byte offset, for the tables' citations).
     pub(super) fn take(&mut self, record: &Record, clock: u64, message: u64, offset: u64) {
+        let at = Citation { message, offset };
+        let parameter = |kind: &str, kv: &KeyValue| {
+            (
+                (
+                    kind.to_string(),
+                    clock,
+                    kv.key.to_string(),
+                    kv.type_name.to_string(),
+                    param_value(&kv.decode()),
+                ),
+                at,
+            )
+        };
         match record {
-            Record::Parameter { initial, kv } => self.parameters.push((
-                if *initial { "initial" } else { "change" }.into(),
-                clock,
-                kv.key.to_string(),
-                kv.type_name.to_string(),
-                param_value(&kv.decode()),
-                message,
-                offset,
-            )),
+            Record::Parameter { initial, kv } => self
+                .parameters
+                .push(parameter(if *initial { "initial" } else { "change" }, kv)),
             Record::DefaultParameter { default_types, kv } => {
                 for (bit, kind) in [(0, "default_system"), (1, "default_current_setup")] {
                     if default_types & (1 << bit) != 0 {
-                        self.parameters.push((
-                            kind.into(),
-                            clock,
-                            kv.key.to_string(),
-                            kv.type_name.to_string(),
-                            param_value(&kv.decode()),
-                            message,
-                            offset,
-                        ));
+                        self.parameters.push(parameter(kind, kv));
                     }
                 }
             }
-            Record::Logged(l) => {
-                self.logged
-                    .push((l.timestamp, l.level, l.tag, l.text(), message, offset))
-            }
+            Record::Logged(l) => self
+                .logged
+                .push(((l.timestamp, l.level, l.tag, l.text()), at)),
             Record::Info(kv) => self.info.push((
                 kv.key.to_string(),
                 kv.type_name.to_string(),
@@ -87,9 +100,7 @@ impl Side {
                     }
                 }
             }
-            Record::Dropout { duration_ms } => {
-                self.dropouts.push((clock, *duration_ms, message, offset))
-            }
+            Record::Dropout { duration_ms } => self.dropouts.push(((clock, *duration_ms), at)),
             _ => {}
         }
     }
@@ -121,24 +132,17 @@ pub(super) fn write_side_tables(
                 Column::new("name", Kind::Text),
                 Column::new("type", Kind::Text),
                 Column::new("value", Kind::Double),
-                Column::new("message", Kind::UInt64),
-                Column::new("offset", Kind::UInt64),
             ],
         )
-        .write(
-            &side.parameters,
-            |(kind, ts, name, ty, value, message, offset)| {
-                vec![
-                    Cell::Text(kind.as_bytes()),
-                    Cell::UInt(*ts),
-                    Cell::Text(name.as_bytes()),
-                    Cell::Text(ty.as_bytes()),
-                    Cell::Double(*value),
-                    Cell::UInt(*message),
-                    Cell::UInt(*offset),
-                ]
-            },
-        )?,
+        .write_cited(&side.parameters, |(kind, ts, name, ty, value)| {
+            vec![
+                Cell::Text(kind.as_bytes()),
+                Cell::UInt(*ts),
+                Cell::Text(name.as_bytes()),
+                Cell::Text(ty.as_bytes()),
+                Cell::Double(*value),
+            ]
+        })?,
         table(
             "logged_messages",
             vec![
@@ -147,19 +151,15 @@ pub(super) fn write_side_tables(
                 Column::new("level_name", Kind::Text),
                 Column::nullable("tag", Kind::UInt16),
                 Column::new("text", Kind::Text),
-                Column::new("message", Kind::UInt64),
-                Column::new("offset", Kind::UInt64),
             ],
         )
-        .write(&side.logged, |(ts, level, tag, text, message, offset)| {
+        .write_cited(&side.logged, |(ts, level, tag, text)| {
             vec![
                 Cell::UInt(*ts),
                 Cell::UInt(u64::from(*level)),
                 Cell::Text(level_name(*level).as_bytes()),
                 tag.map_or(Cell::Null, |g| Cell::UInt(u64::from(g))),
                 Cell::Text(text.as_bytes()),
-                Cell::UInt(*message),
-                Cell::UInt(*offset),
             ]
         })?,
         table(
@@ -186,17 +186,10 @@ pub(super) fn write_side_tables(
             vec![
                 Column::new("timestamp", Kind::UInt64),
                 Column::new("duration_ms", Kind::UInt16),
-                Column::new("message", Kind::UInt64),
-                Column::new("offset", Kind::UInt64),
             ],
         )
-        .write(&side.dropouts, |(ts, duration, message, offset)| {
-            vec![
-                Cell::UInt(*ts),
-                Cell::UInt(u64::from(*duration)),
-                Cell::UInt(*message),
-                Cell::UInt(*offset),
-            ]
+        .write_cited(&side.dropouts, |(ts, duration)| {
+            vec![Cell::UInt(*ts), Cell::UInt(u64::from(*duration))]
         })?,
     ])
 }
@@ -228,5 +221,20 @@ impl SideTable<'_> {
         }
         t.finish()?;
         Ok(name)
+    }
+
+    /// Writes cited rows: the cells `cells` makes of each, then its message and offset columns.
+    fn write_cited<'r, R>(
+        mut self,
+        rows: &'r [Cited<R>],
+        cells: impl Fn(&'r R) -> Vec<Cell<'r>>,
+    ) -> Result<String, ExportError> {
+        self.columns.push(Column::new("message", Kind::UInt64));
+        self.columns.push(Column::new("offset", Kind::UInt64));
+        self.write(rows, |(row, at)| {
+            let mut c = cells(row);
+            c.extend([Cell::UInt(at.message), Cell::UInt(at.offset)]);
+            c
+        })
     }
 }

@@ -10,7 +10,7 @@
 
 use super::episode::{Crossing, Tracker};
 use super::threshold::{from_parameters, parameter, stated, trim};
-use super::{cite, finding, lasting, read_from, secs, Context, Rule, RuleOutcome, Vehicle};
+use super::{cite, lasting, read_from, secs, Context, Rule, RuleOutcome, Vehicle};
 use crate::ulog::signals::meaning::{cell_count_parameters, empty_voltage_parameters};
 use crate::ulog::signals::{Kind, Signal, SignalSample, Source};
 use crate::ulog::value::Value;
@@ -104,13 +104,12 @@ impl Rule for BatterySag {
             return;
         }
         if per_cell < bat.empty.value {
-            let crossing = Crossing {
-                field: format!("{}.voltage_v per cell", source.topic),
-                comparison: "<",
-                threshold: bat.empty.value,
-                unit: "V",
-                value: per_cell,
-            };
+            let crossing = Crossing::below(
+                format!("{}.voltage_v per cell", source.topic),
+                bat.empty.value,
+                "V",
+                per_cell,
+            );
             bat.tracker
                 .bad(sample.timestamp, &cite(source, sample), &[crossing]);
         } else {
@@ -171,20 +170,18 @@ impl Rule for BatterySag {
                 ));
             }
             let cell_count = cells.map_or(1.0, |(c, _)| c);
-            let (episodes, _) = b.tracker.finish();
-            for e in episodes {
+            findings.extend(b.tracker.findings(rule, |e| {
                 let low = e.crossed.first().map_or(0.0, |c| c.extreme.value);
-                let title = format!(
+                format!(
                     "Battery sag on {name} at {} {}: {:.3} V per cell ({:.2} V over {} cells), under the empty-cell voltage {} V",
                     secs(e.start),
-                    lasting(&e),
+                    lasting(e),
                     low,
                     low * cell_count,
                     cell_count,
                     trim(e.crossed.first().map_or(0.0, |c| c.threshold))
-                );
-                findings.push(finding(rule, title, e));
-            }
+                )
+            }));
         }
         if measured.is_empty() {
             let mut out =

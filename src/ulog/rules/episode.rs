@@ -3,7 +3,7 @@
 //! episode shorter than `min_duration` is dropped. Each episode keeps where it started, where it
 //! was worst for each value that crossed, and when it cleared.
 
-use super::{Crossed, Reading};
+use super::{finding, Crossed, Reading, RuleFinding};
 use crate::ulog::events::Citation;
 
 /// Episodes kept per tracker (the rest are counted).
@@ -18,6 +18,27 @@ pub struct Crossing {
     pub threshold: f64,
     pub unit: &'static str,
     pub value: f64,
+}
+
+impl Crossing {
+    /// `value` of `field`, bad for being above `threshold` (in `unit`).
+    pub fn above(field: String, threshold: f64, unit: &'static str, value: f64) -> Self {
+        Crossing {
+            field,
+            comparison: ">",
+            threshold,
+            unit,
+            value,
+        }
+    }
+
+    /// `value` of `field`, bad for being below `threshold` (in `unit`).
+    pub fn below(field: String, threshold: f64, unit: &'static str, value: f64) -> Self {
+        Crossing {
+            comparison: "<",
+            ..Crossing::above(field, threshold, unit, value)
+        }
+    }
 }
 
 /// A run of bad samples.
@@ -152,6 +173,18 @@ impl Tracker {
         }
         (self.done, self.dropped)
     }
+
+    /// The episodes kept, as findings of `rule` each titled by `title`.
+    pub fn findings(
+        self,
+        rule: &'static str,
+        mut title: impl FnMut(&Episode) -> String,
+    ) -> impl Iterator<Item = RuleFinding> {
+        let (episodes, _) = self.finish();
+        episodes
+            .into_iter()
+            .map(move |e| finding(rule, title(&e), e))
+    }
 }
 
 #[cfg(test)]
@@ -168,13 +201,7 @@ mod tests {
     }
 
     fn high(v: f64) -> Vec<Crossing> {
-        vec![Crossing {
-            field: "t.x".into(),
-            comparison: ">",
-            threshold: 1.0,
-            unit: "",
-            value: v,
-        }]
+        vec![Crossing::above("t.x".into(), 1.0, "", v)]
     }
 
     #[test]

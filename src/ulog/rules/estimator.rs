@@ -6,31 +6,17 @@
 
 use super::episode::{Crossing, Tracker};
 use super::threshold::stated;
-use super::{cite, finding, lasting, read_from, secs, Context, Rule, RuleOutcome, Vehicle};
+use super::{cite, lasting, read_from, secs, Context, Rule, RuleOutcome, Vehicle};
 use crate::ulog::signals::{Kind, Signal, SignalSample, Source, ESTIMATOR_RATIOS};
 use std::collections::HashMap;
 
 pub const TEST_RATIO_LIMIT: f64 = 1.0;
 pub const MIN_FAULT_US: u64 = 2_000_000;
 
+#[derive(Default)]
 pub struct EstimatorFault {
     trackers: HashMap<(usize, usize), Tracker>,
     fields: HashMap<usize, [Option<String>; 4]>,
-}
-
-impl EstimatorFault {
-    pub fn new() -> Self {
-        EstimatorFault {
-            trackers: HashMap::new(),
-            fields: HashMap::new(),
-        }
-    }
-}
-
-impl Default for EstimatorFault {
-    fn default() -> Self {
-        Self::new()
-    }
 }
 
 /// The field a ratio was read from (`hdg_test_ratio` or `mag_test_ratio` for heading).
@@ -65,13 +51,12 @@ impl Rule for EstimatorFault {
                 .entry((sample.source, which))
                 .or_insert_with(|| Tracker::new(0, MIN_FAULT_US));
             if ratio > TEST_RATIO_LIMIT {
-                let crossing = Crossing {
-                    field: fields[which].clone().unwrap_or_default(),
-                    comparison: ">",
-                    threshold: TEST_RATIO_LIMIT,
-                    unit: "",
-                    value: ratio,
-                };
+                let crossing = Crossing::above(
+                    fields[which].clone().unwrap_or_default(),
+                    TEST_RATIO_LIMIT,
+                    "",
+                    ratio,
+                );
                 tracker.bad(sample.timestamp, &cite(source, sample), &[crossing]);
             } else {
                 tracker.good(sample.timestamp);
@@ -106,18 +91,17 @@ impl Rule for EstimatorFault {
         let mut trackers = self.trackers;
         let mut findings = Vec::new();
         for key in keys {
-            let (episodes, _) = trackers.remove(&key).expect("listed above").finish();
-            for e in episodes {
+            let tracker = trackers.remove(&key).expect("listed above");
+            findings.extend(tracker.findings(rule, |e| {
                 let peak = e.crossed.first().map_or(0.0, |c| c.extreme.value);
-                let title = format!(
+                format!(
                     "Estimator {} innovation test ratio above 1 on {} from {} {} (up to {peak:.2})",
                     ESTIMATOR_RATIOS[key.1],
                     sources[key.0].instance(),
                     secs(e.start),
-                    lasting(&e),
-                );
-                findings.push(finding(rule, title, e));
-            }
+                    lasting(e),
+                )
+            }));
         }
         findings.sort_by_key(|f| f.timestamp);
         RuleOutcome::evaluated(

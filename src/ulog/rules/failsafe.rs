@@ -90,10 +90,6 @@ pub struct FailsafeEntered {
 }
 
 impl FailsafeEntered {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     fn causes(&self, sources: &[Source], t: u64) -> Vec<Cause> {
         let history = if self.flags.changes.is_empty() {
             &self.legacy

@@ -11,9 +11,9 @@
 
 use super::episode::{Crossing, Tracker};
 use super::threshold::{from_parameters, stated};
-use super::{cite, finding, lasting, read_from, secs, Context, Rule, RuleOutcome, Vehicle};
+use super::{cite, lasting, read_from, secs, Context, Rule, RuleOutcome, Vehicle};
 use crate::ulog::signals::meaning::GPS_TOPICS;
-use crate::ulog::signals::{Kind, Signal, SignalSample, Source};
+use crate::ulog::signals::{GpsSample, Kind, Signal, SignalSample, Source};
 use crate::ulog::value::Value;
 use std::collections::{BTreeMap, HashMap};
 
@@ -37,6 +37,29 @@ fn chosen_topic(samples: &HashMap<usize, u64>, sources: &[Source]) -> Option<&'s
             .enumerate()
             .any(|(i, s)| s.topic == *t && samples.get(&i).copied().unwrap_or(0) > 0)
     })
+}
+
+/// The receivers of `topic`, in instance order.
+fn of_topic<T>(receivers: HashMap<usize, T>, sources: &[Source], topic: &str) -> Vec<(usize, T)> {
+    let mut of: Vec<(usize, T)> = receivers
+        .into_iter()
+        .filter(|(i, _)| sources[*i].topic == topic)
+        .collect();
+    of.sort_by_key(|(i, _)| sources[*i].multi_id);
+    of
+}
+
+/// The GPS reading of `sample`, counted among its source's `samples`; `None` for any other.
+fn counted<'s>(
+    samples: &mut HashMap<usize, u64>,
+    sample: &'s SignalSample,
+    source: &Source,
+) -> Option<&'s GpsSample> {
+    let (Kind::Gps, Signal::Gps(g)) = (source.kind, &sample.signal) else {
+        return None;
+    };
+    *samples.entry(sample.source).or_default() += 1;
+    Some(g)
 }
 
 fn no_gps() -> String {
@@ -88,10 +111,9 @@ impl GpsQualityDrop {
 
 impl Rule for GpsQualityDrop {
     fn observe(&mut self, sample: &SignalSample, source: &Source, vehicle: &Vehicle) {
-        let (Kind::Gps, Signal::Gps(g)) = (source.kind, &sample.signal) else {
+        let Some(g) = counted(&mut self.samples, sample, source) else {
             return;
         };
-        *self.samples.entry(sample.source).or_default() += 1;
         let r = self
             .receivers
             .entry(sample.source)
@@ -103,25 +125,23 @@ impl Rule for GpsQualityDrop {
             });
         let mut crossings = Vec::new();
         if let Some(eph) = g.eph.filter(|e| *e > self.eph.value) {
-            crossings.push(Crossing {
-                field: format!("{}.eph", source.topic),
-                comparison: ">",
-                threshold: self.eph.value,
-                unit: "m",
-                value: eph,
-            });
+            crossings.push(Crossing::above(
+                format!("{}.eph", source.topic),
+                self.eph.value,
+                "m",
+                eph,
+            ));
         }
         if let Some(n) = g
             .satellites
             .filter(|n| f64::from(*n) < self.satellites.value)
         {
-            crossings.push(Crossing {
-                field: format!("{}.satellites_used", source.topic),
-                comparison: "<",
-                threshold: self.satellites.value,
-                unit: "",
-                value: f64::from(n),
-            });
+            crossings.push(Crossing::below(
+                format!("{}.satellites_used", source.topic),
+                self.satellites.value,
+                "",
+                f64::from(n),
+            ));
         }
         if crossings.is_empty() {
             if g.eph.is_some() || g.satellites.is_some() {
@@ -158,18 +178,10 @@ impl Rule for GpsQualityDrop {
             );
         }
         let mut findings = Vec::new();
-        let mut ids: Vec<usize> = self.receivers.keys().copied().collect();
-        ids.sort_by_key(|i| sources[*i].multi_id);
-        let mut receivers = self.receivers;
-        for i in ids {
-            if sources[i].topic != topic {
-                continue;
-            }
-            let r = receivers.remove(&i).expect("listed above");
+        for (i, r) in of_topic(self.receivers, sources, topic) {
             let never_good = r.never_good;
             let positions = r.positions;
-            let (episodes, _) = r.tracker.finish();
-            for e in episodes {
+            findings.extend(r.tracker.findings(rule, |e| {
                 let what: Vec<String> = e
                     .crossed
                     .iter()
@@ -191,69 +203,51 @@ impl Rule for GpsQualityDrop {
                     .iter()
                     .find(|p| p.0 == e.start && (p.1 != 0.0 || p.2 != 0.0))
                     .map_or(String::new(), |p| format!(" near {:.6}, {:.6}", p.1, p.2));
-                let title = format!(
+                format!(
                     "{what_happened} on {}[{}] at {}{near} {}: {}",
                     topic,
                     sources[i].multi_id,
                     secs(e.start),
-                    lasting(&e),
+                    lasting(e),
                     what.join(", ")
-                );
-                findings.push(finding(rule, title, e));
-            }
+                )
+            }));
         }
         RuleOutcome::evaluated(rule, read, vec![self.eph, self.satellites], findings)
     }
 }
 
+#[derive(Default)]
 pub struct GnssJamming {
     receivers: HashMap<usize, Tracker>,
     samples: HashMap<usize, u64>,
 }
 
-impl GnssJamming {
-    pub fn new() -> Self {
-        GnssJamming {
-            receivers: HashMap::new(),
-            samples: HashMap::new(),
-        }
-    }
-}
-
-impl Default for GnssJamming {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Rule for GnssJamming {
     fn observe(&mut self, sample: &SignalSample, source: &Source, _vehicle: &Vehicle) {
-        let (Kind::Gps, Signal::Gps(g)) = (source.kind, &sample.signal) else {
+        let Some(g) = counted(&mut self.samples, sample, source) else {
             return;
         };
-        *self.samples.entry(sample.source).or_default() += 1;
         let tracker = self
             .receivers
             .entry(sample.source)
             .or_insert_with(|| Tracker::new(MERGE_GAP_US, 0));
         let mut crossings = Vec::new();
         if let Some(state) = g.jamming_state.filter(|s| *s >= JAMMING_STATE_WARNING) {
-            crossings.push(Crossing {
-                field: format!("{}.jamming_state", source.topic),
-                comparison: ">",
-                threshold: f64::from(JAMMING_STATE_WARNING) - 1.0,
-                unit: "",
-                value: f64::from(state),
-            });
+            crossings.push(Crossing::above(
+                format!("{}.jamming_state", source.topic),
+                f64::from(JAMMING_STATE_WARNING) - 1.0,
+                "",
+                f64::from(state),
+            ));
         }
         if let Some(ind) = g.jamming_indicator.filter(|v| *v >= JAMMING_INDICATOR_HIGH) {
-            crossings.push(Crossing {
-                field: format!("{}.jamming_indicator", source.topic),
-                comparison: ">",
-                threshold: JAMMING_INDICATOR_HIGH,
-                unit: "",
-                value: ind,
-            });
+            crossings.push(Crossing::above(
+                format!("{}.jamming_indicator", source.topic),
+                JAMMING_INDICATOR_HIGH,
+                "",
+                ind,
+            ));
         }
         if crossings.is_empty() {
             tracker.good(sample.timestamp);
@@ -291,16 +285,9 @@ impl Rule for GnssJamming {
                 "PX4 User Guide, Log Analysis using Flight Review (GPS Noise & Jamming): around or below 40 is normal, around 80 or higher is too high",
             ),
         ];
-        let mut ids: Vec<usize> = self.receivers.keys().copied().collect();
-        ids.sort_by_key(|i| sources[*i].multi_id);
-        let mut receivers = self.receivers;
         let mut findings = Vec::new();
-        for i in ids {
-            if sources[i].topic != topic {
-                continue;
-            }
-            let (episodes, _) = receivers.remove(&i).expect("listed above").finish();
-            for e in episodes {
+        for (i, tracker) in of_topic(self.receivers, sources, topic) {
+            findings.extend(tracker.findings(rule, |e| {
                 let worst: Vec<String> = e
                     .crossed
                     .iter()
@@ -309,16 +296,15 @@ impl Rule for GnssJamming {
                         format!("{name} {}", c.extreme.value)
                     })
                     .collect();
-                let title = format!(
+                format!(
                     "GNSS jamming on {}[{}] at {} {}: {}",
                     topic,
                     sources[i].multi_id,
                     secs(e.start),
-                    lasting(&e),
+                    lasting(e),
                     worst.join(", ")
-                );
-                findings.push(finding(rule, title, e));
-            }
+                )
+            }));
         }
         RuleOutcome::evaluated(rule, read, thresholds, findings)
     }

@@ -193,12 +193,12 @@ impl RuleSet {
     pub fn new(parameters: &BTreeMap<String, Value>) -> Self {
         RuleSet {
             rules: vec![
-                Box::new(failsafe::FailsafeEntered::new()),
+                Box::new(failsafe::FailsafeEntered::default()),
                 Box::new(gps::GpsQualityDrop::new(parameters)),
-                Box::new(gps::GnssJamming::new()),
+                Box::new(gps::GnssJamming::default()),
                 Box::new(battery::BatterySag::new(parameters)),
-                Box::new(vibration::VibrationHigh::new()),
-                Box::new(estimator::EstimatorFault::new()),
+                Box::new(vibration::VibrationHigh::default()),
+                Box::new(estimator::EstimatorFault::default()),
                 Box::new(rc::RcLost::new(parameters)),
             ],
             vehicle: Vehicle::default(),
@@ -280,7 +280,7 @@ pub fn lasting(e: &episode::Episode) -> String {
 }
 
 /// A finding from an episode of `source`.
-pub fn finding(rule: &'static str, title: String, e: episode::Episode) -> RuleFinding {
+fn finding(rule: &'static str, title: String, e: episode::Episode) -> RuleFinding {
     RuleFinding {
         rule,
         title,

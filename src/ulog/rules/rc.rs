@@ -6,7 +6,7 @@
 
 use super::episode::{Crossing, Tracker};
 use super::threshold::from_parameters;
-use super::{cite, finding, lasting, read_from, secs, Context, Rule, RuleOutcome, Vehicle};
+use super::{cite, lasting, read_from, secs, Context, Rule, RuleOutcome, Vehicle};
 use crate::ulog::signals::{Kind, Signal, SignalSample, Source};
 use crate::ulog::value::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -63,13 +63,7 @@ impl Rule for RcLost {
             });
         r.samples += 1;
         if lost && vehicle.armed && r.had_signal {
-            let crossing = Crossing {
-                field: field.to_string(),
-                comparison: ">",
-                threshold: 0.0,
-                unit: "",
-                value: 1.0,
-            };
+            let crossing = Crossing::above(field.to_string(), 0.0, "", 1.0);
             r.tracker
                 .bad(sample.timestamp, &cite(source, sample), &[crossing]);
         } else {
@@ -121,16 +115,14 @@ impl Rule for RcLost {
                     r.samples
                 ));
             }
-            let (episodes, _) = r.tracker.finish();
-            for e in episodes {
-                let title = format!(
+            findings.extend(r.tracker.findings(rule, |e| {
+                format!(
                     "RC signal lost on {} while armed at {} {}",
                     sources[i].instance(),
                     secs(e.start),
-                    lasting(&e),
-                );
-                findings.push(finding(rule, title, e));
-            }
+                    lasting(e),
+                )
+            }));
         }
         let mut out = RuleOutcome::evaluated(rule, read, vec![self.timeout], findings);
         out.notes = notes;

@@ -9,7 +9,7 @@
 
 use super::episode::{Crossing, Tracker};
 use super::threshold::stated;
-use super::{cite, finding, lasting, read_from, secs, Context, Rule, RuleOutcome, Vehicle};
+use super::{cite, lasting, read_from, secs, Context, Rule, RuleOutcome, Vehicle};
 use crate::ulog::signals::meaning::{ESTIMATOR_TOPIC, IMU_STATUS_TOPIC};
 use crate::ulog::signals::{Kind, Signal, SignalSample, Source, VibrationUnit};
 use std::collections::HashMap;
@@ -29,24 +29,10 @@ fn bands(unit: VibrationUnit) -> (f64, f64, &'static str) {
     }
 }
 
+#[derive(Default)]
 pub struct VibrationHigh {
     imus: HashMap<usize, Tracker>,
     samples: HashMap<usize, u64>,
-}
-
-impl VibrationHigh {
-    pub fn new() -> Self {
-        VibrationHigh {
-            imus: HashMap::new(),
-            samples: HashMap::new(),
-        }
-    }
-}
-
-impl Default for VibrationHigh {
-    fn default() -> Self {
-        Self::new()
-    }
 }
 
 /// Which vibration sources to read: the newest kind of figure the log has samples of.
@@ -91,13 +77,7 @@ impl Rule for VibrationHigh {
             .or_insert_with(|| Tracker::new(MERGE_GAP_US, 0));
         if *v >= high {
             let field = source.read.first().cloned().unwrap_or_default();
-            let crossing = Crossing {
-                field,
-                comparison: ">",
-                threshold: high,
-                unit: unit_name,
-                value: *v,
-            };
+            let crossing = Crossing::above(field, high, unit_name, *v);
             tracker.bad(sample.timestamp, &cite(source, sample), &[crossing]);
         } else {
             tracker.good(sample.timestamp);
@@ -136,18 +116,16 @@ impl Rule for VibrationHigh {
             let Some(tracker) = imus.remove(&i) else {
                 continue;
             };
-            let (episodes, _) = tracker.finish();
-            for e in episodes {
+            findings.extend(tracker.findings(rule, |e| {
                 let peak = e.crossed.first().map_or(0.0, |c| c.extreme.value);
                 let band = if peak >= severe { "severe" } else { "high" };
-                let title = format!(
+                format!(
                     "Vibration {band} on {} at {} {}: up to {peak:.3} {unit_name} (high from {high}, severe from {severe})",
                     sources[i].instance(),
                     secs(e.start),
-                    lasting(&e),
-                );
-                findings.push(finding(rule, title, e));
-            }
+                    lasting(e),
+                )
+            }));
         }
         RuleOutcome::evaluated(rule, read, thresholds, findings)
     }

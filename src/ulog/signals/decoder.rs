@@ -8,18 +8,12 @@ use super::{
     BatterySample, GpsSample, Kind, Signal, SignalSample, Source, StatusSample, VibrationUnit,
 };
 use crate::ulog::format::FlatField;
-use crate::ulog::record::{route_slot, Located, Record};
+use crate::ulog::record::{route_subscription, Located, Record};
 
 /// How one source's samples are decoded.
 #[derive(Debug, Clone)]
 enum Decode {
-    Status {
-        arming: Field,
-        nav: Field,
-        failsafe: Option<Field>,
-        rc_lost: Option<Field>,
-        causes: Vec<Field>,
-    },
+    Status(StatusFields),
     Flags(Vec<Field>),
     Gps(GpsFields),
     Battery(BatteryFields),
@@ -34,18 +28,12 @@ impl Decode {
         let opt_u8 = |f: &Option<Field>| f.as_ref().and_then(|f| f.u8(p));
         let opt_bool = |f: &Option<Field>| f.as_ref().and_then(|f| f.bool(p));
         Some(match self {
-            Decode::Status {
-                arming,
-                nav,
-                failsafe,
-                rc_lost,
-                causes,
-            } => Signal::Status(StatusSample {
-                arming_state: arming.u8(p)?,
-                nav_state: nav.u8(p)?,
-                failsafe: opt_bool(failsafe),
-                rc_signal_lost: opt_bool(rc_lost),
-                causes: flag_mask(causes, p),
+            Decode::Status(f) => Signal::Status(StatusSample {
+                arming_state: f.arming.u8(p)?,
+                nav_state: f.nav.u8(p)?,
+                failsafe: opt_bool(&f.failsafe),
+                rc_signal_lost: opt_bool(&f.rc_lost),
+                causes: flag_mask(&f.causes, p),
             }),
             Decode::Flags(flags) => Signal::Flags(flag_mask(flags, p)),
             Decode::Gps(f) => Signal::Gps(GpsSample {
@@ -68,6 +56,37 @@ impl Decode {
             Decode::Estimator(fields) => Signal::Estimator(fields.clone().map(|f| opt(&f))),
             Decode::Rc(f) => Signal::Rc { lost: f.bool(p)? },
         })
+    }
+}
+
+/// The fields of `vehicle_status`: the arming and navigation states it cannot be read without,
+/// and the failsafe flags and failsafe causes of the releases that have them.
+#[derive(Debug, Clone)]
+struct StatusFields {
+    arming: Field,
+    nav: Field,
+    failsafe: Option<Field>,
+    rc_lost: Option<Field>,
+    causes: Vec<Field>,
+}
+
+impl StatusFields {
+    fn find(fields: &[FlatField]) -> Option<Self> {
+        Some(StatusFields {
+            arming: Field::named(fields, "arming_state")?,
+            nav: Field::named(fields, "nav_state")?,
+            failsafe: Field::named(fields, "failsafe"),
+            rc_lost: Field::named(fields, "rc_signal_lost"),
+            causes: flag_fields(fields, |n| m::STATUS_CAUSES.contains(&n)),
+        })
+    }
+
+    /// What is read of `topic`, as the source lists it, and the names of the cause flags.
+    fn describe(&self, topic: &str) -> (Vec<String>, Vec<String>) {
+        let mut read = vec![self.arming.describe(topic), self.nav.describe(topic)];
+        read.extend(described(topic, &[&self.failsafe, &self.rc_lost]));
+        let names = self.causes.iter().map(|f| f.name.clone()).collect();
+        (read, names)
     }
 }
 
@@ -163,28 +182,10 @@ fn plan(topic: &str, multi_id: u8, fields: &[FlatField]) -> Vec<(Source, Decode)
     let mut out = Vec::new();
     match topic {
         m::STATUS_TOPIC => {
-            let (Some(arming), Some(nav)) = (
-                Field::named(fields, "arming_state"),
-                Field::named(fields, "nav_state"),
-            ) else {
-                return out;
-            };
-            let failsafe = Field::named(fields, "failsafe");
-            let rc_lost = Field::named(fields, "rc_signal_lost");
-            let causes = flag_fields(fields, |n| m::STATUS_CAUSES.contains(&n));
-            let mut read = vec![arming.describe(topic), nav.describe(topic)];
-            read.extend(described(topic, &[&failsafe, &rc_lost]));
-            let names = causes.iter().map(|f| f.name.clone()).collect();
-            out.push((
-                source(Kind::Status, read, names),
-                Decode::Status {
-                    arming,
-                    nav,
-                    failsafe,
-                    rc_lost,
-                    causes,
-                },
-            ));
+            if let Some(status) = StatusFields::find(fields) {
+                let (read, names) = status.describe(topic);
+                out.push((source(Kind::Status, read, names), Decode::Status(status)));
+            }
         }
         m::FAILSAFE_FLAGS_TOPIC => {
             let flags = flag_fields(fields, |n| !n.starts_with(m::FLAG_REQUIREMENT_PREFIX));
@@ -295,28 +296,32 @@ impl SignalDecoder {
                 subscription,
                 formats,
             } => {
-                let id = usize::from(subscription.msg_id);
-                route_slot(&mut self.routes, subscription.msg_id);
-                if !wanted(&subscription.topic) {
-                    return &self.out;
-                }
-                let Ok(fields) = formats.flatten(&subscription.layout.format_name) else {
-                    return &self.out;
-                };
-                for (source, decode) in plan(&subscription.topic, subscription.multi_id, &fields) {
-                    let at = match self.sources.iter().position(|s| {
-                        s.topic == source.topic
-                            && s.multi_id == source.multi_id
-                            && s.kind == source.kind
-                    }) {
-                        Some(i) => i,
-                        None => {
-                            self.sources.push(source);
-                            self.sources.len() - 1
-                        }
-                    };
-                    self.routes[id].push((at, decode));
-                }
+                let sources = &mut self.sources;
+                route_subscription(
+                    &mut self.routes,
+                    subscription,
+                    formats,
+                    |s| wanted(&s.topic).then_some(()),
+                    |(), fields| {
+                        plan(&subscription.topic, subscription.multi_id, &fields)
+                            .into_iter()
+                            .map(|(source, decode)| {
+                                let at = match sources.iter().position(|s| {
+                                    s.topic == source.topic
+                                        && s.multi_id == source.multi_id
+                                        && s.kind == source.kind
+                                }) {
+                                    Some(i) => i,
+                                    None => {
+                                        sources.push(source);
+                                        sources.len() - 1
+                                    }
+                                };
+                                (at, decode)
+                            })
+                            .collect()
+                    },
+                );
             }
             Record::Unsubscription { msg_id } => {
                 if let Some(r) = self.routes.get_mut(usize::from(*msg_id)) {
