@@ -248,26 +248,25 @@ async fn connect(
         .event_callback(move |event| {
             let (stats, link_events, server) = (stats.clone(), link_events.clone(), server.clone());
             async move {
-                // A full queue (the pipeline far behind) loses the event, never blocks NATS.
-                match event {
+                let (state, detail) = match event {
                     async_nats::Event::Connected => {
-                        stats.connected.store(true, Ordering::Relaxed);
                         tracing::info!("publish: connected to NATS");
-                        let _ = link_events.try_send(nats_link_event(
-                            LinkState::Up,
-                            format!("connected to {server}"),
-                        ));
+                        (LinkState::Up, format!("connected to {server}"))
                     }
                     async_nats::Event::Disconnected => {
-                        stats.connected.store(false, Ordering::Relaxed);
                         tracing::warn!("publish: NATS connection lost; the files keep everything and publishing resumes where it stopped");
-                        let _ = link_events.try_send(nats_link_event(
+                        (
                             LinkState::Down,
                             format!("connection to {server} lost; publishing resumes from the cursor"),
-                        ));
+                        )
                     }
-                    other => tracing::debug!(event = %other, "publish: NATS"),
-                }
+                    other => return tracing::debug!(event = %other, "publish: NATS"),
+                };
+                stats
+                    .connected
+                    .store(state == LinkState::Up, Ordering::Relaxed);
+                // A full queue (the pipeline far behind) loses the event, never blocks NATS.
+                let _ = link_events.try_send(nats_link_event(state, detail));
             }
         });
     if let Some(creds) = &settings.creds_file {
