@@ -57,6 +57,21 @@ fn escape(value: &str) -> String {
         .replace('\n', "\\n")
 }
 
+/// One owner's counters (a link's, a webhook's, a forward's) broken down by a second label:
+/// `owner` is its label and name, `label` names the breakdown.
+fn counts_by<'a, K: ToString, N: std::borrow::Borrow<u64>>(
+    owner: (&'static str, &'a str),
+    label: &'static str,
+    counts: impl IntoIterator<Item = (K, N)> + 'a,
+) -> impl Iterator<Item = (Labels, ConstCounter<u64>)> + 'a {
+    counts.into_iter().map(move |(key, n)| {
+        (
+            vec![(owner.0, owner.1.to_string()), (label, key.to_string())],
+            counter(*n.borrow()),
+        )
+    })
+}
+
 fn counter(value: u64) -> ConstCounter<u64> {
     ConstCounter::new(value)
 }
@@ -124,14 +139,9 @@ fn link_families(e: &mut DescriptorEncoder, s: &StatusSnapshot) -> std::fmt::Res
         "Frame candidates and byte runs that were not receipts, by link and reason.",
         None,
         MetricType::Counter,
-        s.links.iter().flat_map(|l| {
-            l.rejects.iter().map(|(reason, n)| {
-                (
-                    vec![("link", l.name.clone()), ("reason", reason.clone())],
-                    counter(*n),
-                )
-            })
-        }),
+        s.links
+            .iter()
+            .flat_map(|l| counts_by(("link", &l.name), "reason", &l.rejects)),
     )?;
     family(
         e,
@@ -139,14 +149,9 @@ fn link_families(e: &mut DescriptorEncoder, s: &StatusSnapshot) -> std::fmt::Res
         "Datagrams the receiver itself dropped, by link and reason (overload: the link's queue was full; kernel: the socket buffer overflowed).",
         None,
         MetricType::Counter,
-        s.links.iter().flat_map(|l| {
-            l.dropped.iter().map(|(reason, n)| {
-                (
-                    vec![("link", l.name.clone()), ("reason", reason.clone())],
-                    counter(*n),
-                )
-            })
-        }),
+        s.links
+            .iter()
+            .flat_map(|l| counts_by(("link", &l.name), "reason", &l.dropped)),
     )?;
     family(
         e,
@@ -191,18 +196,13 @@ fn link_families(e: &mut DescriptorEncoder, s: &StatusSnapshot) -> std::fmt::Res
         None,
         MetricType::Counter,
         s.links.iter().flat_map(|l| {
-            [
+            let counts = [
                 ("duplicate", l.seq_duplicates),
                 ("late", l.seq_late),
                 ("reset", l.seq_resets),
                 ("interleaved", l.seq_interleaved),
-            ]
-            .map(|(kind, n)| {
-                (
-                    vec![("link", l.name.clone()), ("kind", kind.to_string())],
-                    counter(n),
-                )
-            })
+            ];
+            counts_by(("link", &l.name), "kind", counts)
         }),
     )?;
     Ok(())
@@ -526,17 +526,12 @@ fn webhook_families(e: &mut DescriptorEncoder, s: &StatusSnapshot) -> std::fmt::
         None,
         MetricType::Counter,
         s.webhooks.iter().flat_map(|h| {
-            [
+            let counts = [
                 ("sent", h.sent),
                 ("dropped", h.dropped),
                 ("failed_attempt", h.failed_attempts),
-            ]
-            .map(|(outcome, n)| {
-                (
-                    vec![("webhook", h.name.clone()), ("outcome", outcome.to_string())],
-                    counter(n),
-                )
-            })
+            ];
+            counts_by(("webhook", &h.name), "outcome", counts)
         }),
     )?;
     family(
@@ -647,14 +642,9 @@ fn forward_families(e: &mut DescriptorEncoder, forwards: &[ForwardSnapshot]) -> 
         "Frames a forward output did not send, by reason (queue_full: the output fell behind; peer_slow: one TCP peer did; send_error; unreachable). Receiving and the receive log are never affected.",
         None,
         MetricType::Counter,
-        forwards.iter().flat_map(|f| {
-            f.dropped.iter().map(|(reason, n)| {
-                (
-                    vec![("forward", f.name.clone()), ("reason", reason.clone())],
-                    counter(*n),
-                )
-            })
-        }),
+        forwards
+            .iter()
+            .flat_map(|f| counts_by(("forward", &f.name), "reason", &f.dropped)),
     )?;
     family(
         e,
