@@ -323,20 +323,12 @@ fn latency_is_never_negative_and_analyze_agrees_within_its_resolution() {
     let mut d = Daemon::start("latency-agree", config);
     let (radio, junk) = (d.udp_addr("radio1"), d.udp_addr("junk"));
     d.wait_for("receiver started", WAIT);
-    let sender = std::process::Command::new(&python)
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/latency_sender.py"
-        ))
-        .args(["--port", &radio.port().to_string()])
-        .args(["--junk-port", &junk.port().to_string()])
-        .args(["--vehicles", "5", "--rate-hz", "2", "--duration-s", "9"])
-        .output()
-        .unwrap();
-    assert!(
-        sender.status.success(),
-        "{}",
-        String::from_utf8_lossy(&sender.stderr)
+    common::run_ok(
+        common::python_script(&python, "latency_sender.py")
+            .args(["--port", &radio.port().to_string()])
+            .args(["--junk-port", &junk.port().to_string()])
+            .args(["--vehicles", "5", "--rate-hz", "2", "--duration-s", "9"]),
+        "latency_sender.py",
     );
     assert!(d.stop().success());
     let events: Vec<serde_json::Value> =

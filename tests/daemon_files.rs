@@ -36,11 +36,10 @@ fn reload_verb_starts_a_new_file_and_loses_nothing() {
         tx.send_to(&heartbeat(seq), udp).unwrap();
     }
     assert!(common::eventually(WAIT, || d.receipts().len() == 5));
-    let reload = Command::new(common::binary())
-        .args(["reload", "--pid", &d.child.id().to_string()])
-        .output()
-        .unwrap();
-    assert!(reload.status.success(), "{reload:?}");
+    common::run_ok(
+        Command::new(common::binary()).args(["reload", "--pid", &d.child.id().to_string()]),
+        "reload",
+    );
     d.wait_for("SIGHUP: files reopened", WAIT);
     for seq in 5..10u8 {
         tx.send_to(&heartbeat(seq), udp).unwrap();

@@ -72,8 +72,7 @@ fn http_is_spoken_properly_and_foreign_hosts_get_421() {
         assert_eq!(status_code(&evil), 421, "{path}: {evil}");
         assert!(!evil.contains("vehicles"), "{evil}");
     }
-    let status: serde_json::Value =
-        serde_json::from_str(&common::http_get(&http, "/status")).unwrap();
+    let status = common::status(&http);
     assert_eq!(status["http"]["refused"]["host"], 3);
     assert!(status["http"]["connections_total"].as_u64().unwrap() >= 8);
     assert!(d.stop().success());
@@ -178,15 +177,11 @@ fn off_loopback_a_token_is_required_and_check_config_refuses_a_listener_without_
     assert_eq!(status_code(&get("/board.js", "")), 401);
 
     // The status verb sends the config's token.
-    let status = Command::new(common::binary())
-        .args(["status", "--addr", &addr, "--config"])
-        .arg(d.dir.join("receiver.toml"))
-        .output()
-        .unwrap();
-    assert!(
-        status.status.success(),
-        "{}",
-        String::from_utf8_lossy(&status.stderr)
+    let status = common::run_ok(
+        Command::new(common::binary())
+            .args(["status", "--addr", &addr, "--config"])
+            .arg(d.dir.join("receiver.toml")),
+        "status with the config's token",
     );
     assert!(String::from_utf8_lossy(&status.stdout).contains("radio1"));
     let without = Command::new(common::binary())
@@ -337,12 +332,7 @@ print(len(fams), "families")
         .unwrap()
         .write_all(text.as_bytes())
         .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}\n{text}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&child.wait_with_output().unwrap(), &text);
     assert!(d.stop().success());
 }
 

@@ -96,11 +96,7 @@ fn a_peer_holding_streams_and_slowloris_leaves_room_for_short_requests_and_alert
             .unwrap();
         slow.push(s);
     }
-    let http_status = |http: &str| -> serde_json::Value {
-        serde_json::from_str::<serde_json::Value>(&common::http_get(http, "/status")).unwrap()
-            ["http"]
-            .clone()
-    };
+    let http_status = |http: &str| -> serde_json::Value { common::status(http)["http"].clone() };
     // The peer's streams past its limit were closed for its newer ones: of its 300, the daemon
     // holds at most its 16 open; its idle connections past its limit went for newer ones too.
     assert!(

@@ -164,9 +164,7 @@ fn sysid(frame: &[u8]) -> u8 {
 
 /// Whether the receiver has recorded a frame from `sysid` (per `/status`).
 fn heard(http: &str, sysid: u8) -> bool {
-    let status: serde_json::Value =
-        serde_json::from_str(&common::http_get(http, "/status")).unwrap();
-    status["receipts"]
+    common::status(http)["receipts"]
         .as_array()
         .unwrap()
         .iter()

@@ -149,19 +149,19 @@ fn a_udp_link_reports_up_and_simulate_feeds_it() {
         "{up}"
     );
 
-    let out = Command::new(common::binary())
-        .args(["simulate", "--to", &udp.to_string(), "--vehicles", "2"])
-        .args([
-            "--first-sysid",
-            "41",
-            "--interval-s",
-            "0.1",
-            "--duration-s",
-            "0.5",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    common::run_ok(
+        Command::new(common::binary())
+            .args(["simulate", "--to", &udp.to_string(), "--vehicles", "2"])
+            .args([
+                "--first-sysid",
+                "41",
+                "--interval-s",
+                "0.1",
+                "--duration-s",
+                "0.5",
+            ]),
+        "simulate",
+    );
     assert!(eventually(WAIT, || {
         let receipts = d.receipts();
         [41, 42].iter().all(|sysid| {

@@ -57,17 +57,62 @@ pub fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_foxborne-receiver"))
 }
 
+/// Fails the test, saying `what`, the exit status and the stderr, unless `out` is a success.
+pub fn assert_success(out: &std::process::Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what}: {}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs `command` to its end (its stdout and stderr captured); fails the test unless it
+/// succeeded (see [`assert_success`]). Its output.
+pub fn run_ok(command: &mut std::process::Command, what: &str) -> std::process::Output {
+    let out = command.output().unwrap();
+    assert_success(&out, what);
+    out
+}
+
+/// Fails the test, with its stderr, unless `out` is an exit with `code`.
+pub fn assert_exit(out: &std::process::Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `foxborne-receiver ulog ingest LOG --out OUT`, more arguments to be added.
+pub fn ulog_ingest(log: &Path, out: &Path) -> std::process::Command {
+    let mut command = std::process::Command::new(binary());
+    command
+        .args(["ulog", "ingest"])
+        .arg(log)
+        .arg("--out")
+        .arg(out);
+    command
+}
+
+/// `python` running the suite's script `tests/{script}`, its arguments to be added.
+pub fn python_script(python: &Path, script: &str) -> std::process::Command {
+    let mut command = std::process::Command::new(python);
+    command.arg(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests")
+            .join(script),
+    );
+    command
+}
+
 /// Runs `command` to its end, fails the test (with its stderr) unless it succeeded, and reads
 /// its standard output as JSON lines.
 #[allow(dead_code)]
 pub fn json_lines(command: &mut std::process::Command) -> Vec<serde_json::Value> {
-    let out = command.output().unwrap();
     let what = format!("{command:?}");
-    assert!(
-        out.status.success(),
-        "{what}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run_ok(command, &what);
     String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -428,12 +473,17 @@ pub fn http_get(addr: &str, path: &str) -> String {
         .unwrap_or_default()
 }
 
+/// The daemon's `/status` now.
+pub fn status(http: &str) -> serde_json::Value {
+    serde_json::from_str(&http_get(http, "/status")).unwrap()
+}
+
 /// One entry of `/status`'s `links` or `forwards`, by name. Until the pipeline publishes its
 /// first snapshot the lists are empty: asked for again, for up to 10 s.
 pub fn status_entry(http: &str, list: &str, name: &str) -> serde_json::Value {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let status: serde_json::Value = serde_json::from_str(&http_get(http, "/status")).unwrap();
+        let status = status(http);
         let entry = status[list]
             .as_array()
             .and_then(|entries| entries.iter().find(|e| e["name"] == name))
@@ -448,8 +498,7 @@ pub fn status_entry(http: &str, list: &str, name: &str) -> serde_json::Value {
 
 /// What the receiver itself dropped (queue overload and kernel), over every link, per `/status`.
 pub fn receiver_dropped(http: &str) -> u64 {
-    let status: serde_json::Value = serde_json::from_str(&http_get(http, "/status")).unwrap();
-    status["links"]
+    status(http)["links"]
         .as_array()
         .unwrap()
         .iter()
@@ -460,8 +509,8 @@ pub fn receiver_dropped(http: &str) -> u64 {
 
 /// One named corpus log (fails the test when it is missing; tests that read the corpus are
 /// ignored when it is absent at build time, see [`corpus_dir`]).
-pub fn corpus_log(name: &str) -> Option<PathBuf> {
-    Some(corpus_file("ulog", name))
+pub fn corpus_log(name: &str) -> PathBuf {
+    corpus_file("ulog", name)
 }
 
 /// A Python with pyulog, pyarrow, pandas and numpy (the ULog references); see [`python_with`].
