@@ -159,28 +159,42 @@ impl BenchDaemon {
             .sum()
     }
 
-    /// Latency (ms) of each telemetry_gap `open` event: its arrival on SSE minus its deadline.
+    /// Latency (ms) of each telemetry_gap `open` event: see [`gap_alert_latencies`].
     pub fn gap_alert_latencies(&self) -> mpsc::Receiver<f64> {
-        let mut sse = TcpStream::connect(&self.http).unwrap();
-        sse.write_all(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            .unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(sse).lines().map_while(Result::ok) {
-                let Some(data) = line.strip_prefix("data: ") else {
-                    continue;
-                };
-                let v: serde_json::Value = serde_json::from_str(data).unwrap();
-                if v["kind"] == "telemetry_gap" && v["state"] == "open" {
-                    let deadline =
-                        foxborne_receiver::monitor::parse_utc_ns(v["utc"].as_str().unwrap())
-                            .unwrap();
-                    let _ = tx.send((utc_ns() - deadline) as f64 / 1e6);
-                }
-            }
-        });
-        rx
+        gap_alert_latencies(&self.http)
     }
+}
+
+/// Latency (ms) of each telemetry_gap `open` event on the SSE stream at `http` (a receiver's or
+/// a range's): its arrival minus its deadline.
+pub fn gap_alert_latencies(http: &str) -> mpsc::Receiver<f64> {
+    let mut sse = TcpStream::connect(http).unwrap();
+    sse.write_all(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(sse).lines().map_while(Result::ok) {
+            let Some(data) = line.strip_prefix("data: ") else {
+                continue;
+            };
+            let v: serde_json::Value = serde_json::from_str(data).unwrap();
+            if v["kind"] == "telemetry_gap" && v["state"] == "open" {
+                let deadline =
+                    foxborne_receiver::monitor::parse_utc_ns(v["utc"].as_str().unwrap()).unwrap();
+                let _ = tx.send((utc_ns() - deadline) as f64 / 1e6);
+            }
+        }
+    });
+    rx
+}
+
+/// The numbers among the benchmark's arguments, in order (cargo's `--bench` and other flags
+/// are not numbers).
+pub fn numeric_args() -> Vec<u64> {
+    std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect()
 }
 
 impl Drop for BenchDaemon {

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 pub mod browser;
 pub mod mutate;
+pub mod nats;
 
 /// Valid frames pymavlink does not return, which we do: (file, message, sysid:compid).
 ///
