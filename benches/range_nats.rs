@@ -21,9 +21,7 @@ mod nats;
 use foxborne_receiver::monitor::format_utc_ms;
 use foxborne_receiver::wire::build::{self, Header};
 use nats::{free_port, Nats};
-use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn main() {
@@ -109,24 +107,14 @@ fn publish_rate(receipts: u64, store: &std::path::Path) {
 fn range_latency(sites: usize, vehicles: usize, store: &std::path::Path) {
     let port = free_port();
     let nats = Nats::start_on(store, port);
-    let url = format!("nats://127.0.0.1:{port}");
-    let dir = std::env::temp_dir().join(format!("foxborne-bench-range-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("range.toml"),
-        format!(
-            "data_dir = \"{}/data\"\n[range]\nnats_url = \"{url}\"\nname = \"bench\"\n[gap]\nthreshold_s = 3.0\n[http]\nlisten = \"127.0.0.1:0\"\n",
-            dir.display()
+    let url = nats.url();
+    let (mut range, dir, mut lines) = harness::spawn_daemon(
+        "range",
+        "range",
+        &format!(
+            "data_dir = \"{{dir}}/data\"\n[range]\nnats_url = \"{url}\"\nname = \"bench\"\n[gap]\nthreshold_s = 3.0\n[http]\nlisten = \"127.0.0.1:0\"\n"
         ),
-    )
-    .unwrap();
-    let mut range = Command::new(env!("CARGO_BIN_EXE_foxborne-receiver"))
-        .args(["range", "--config"])
-        .arg(dir.join("range.toml"))
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(range.stderr.take().unwrap()).lines();
+    );
     let mut http = None;
     for line in lines.by_ref() {
         let line = line.unwrap();

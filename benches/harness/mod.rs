@@ -3,10 +3,10 @@
 //! read off its SSE stream, and its receive log counted.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Lines, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStderr, Command, Stdio};
 use std::sync::mpsc;
 
 /// The daemon under test: this build's, or `$FOXBORNE_BENCH_BINARY` (an earlier build, for
@@ -33,6 +33,28 @@ pub fn connect_from(from: [u8; 4], to: &str) -> std::io::Result<TcpStream> {
     bind(fd.as_raw_fd(), &SockaddrIn::new(a, b, c, d, 0))?;
     connect(fd.as_raw_fd(), &SockaddrIn::from(to))?;
     Ok(TcpStream::from(fd))
+}
+
+/// The daemon's `verb` (`run`, `range`) with `config` (`{dir}` standing for its folder) in a
+/// fresh folder of its own: the child, the folder and the lines of its stderr.
+pub fn spawn_daemon(
+    name: &str,
+    verb: &str,
+    config: &str,
+) -> (Child, PathBuf, Lines<BufReader<ChildStderr>>) {
+    let dir = std::env::temp_dir().join(format!("foxborne-bench-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = config.replace("{dir}", dir.to_str().unwrap());
+    std::fs::write(dir.join("receiver.toml"), config).unwrap();
+    let mut child = Command::new(binary())
+        .args([verb, "--config"])
+        .arg(dir.join("receiver.toml"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    (child, dir, lines)
 }
 
 pub struct BenchDaemon {
@@ -62,25 +84,13 @@ impl BenchDaemon {
     }
 
     fn start_full(name: &str, top: &str, extra: &str, more: &[&str]) -> BenchDaemon {
-        let dir =
-            std::env::temp_dir().join(format!("foxborne-bench-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("receiver.toml"),
-            format!(
-                "{top}data_dir = \"{}/data\"\n[[link]]\nname = \"load\"\nudp = \"127.0.0.1:0\"\n[http]\nlisten = \"127.0.0.1:0\"\n{extra}",
-                dir.display()
+        let (child, dir, mut lines) = spawn_daemon(
+            name,
+            "run",
+            &format!(
+                "{top}data_dir = \"{{dir}}/data\"\n[[link]]\nname = \"load\"\nudp = \"127.0.0.1:0\"\n[http]\nlisten = \"127.0.0.1:0\"\n{extra}"
             ),
-        )
-        .unwrap();
-        let mut child = Command::new(binary())
-            .args(["run", "--config"])
-            .arg(dir.join("receiver.toml"))
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        );
         let (mut udp, mut http) = (None, None);
         let mut links = std::collections::HashMap::new();
         while udp.is_none() || http.is_none() || more.iter().any(|m| !links.contains_key(*m)) {
