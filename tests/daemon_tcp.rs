@@ -148,8 +148,8 @@ fn a_tcp_listener_takes_two_peers_at_once_each_its_own_stream() {
     );
     let addr = d.udp_addr("router").to_string();
     d.wait_for("link up", WAIT);
-    let mut a = common::connect_from([127, 0, 0, 1], &addr);
-    let mut b = common::connect_from([127, 0, 0, 1], &addr);
+    let mut a = common::connect_from([127, 0, 0, 1], &addr).unwrap();
+    let mut b = common::connect_from([127, 0, 0, 1], &addr).unwrap();
     a.set_nodelay(true).unwrap();
     b.set_nodelay(true).unwrap();
     d.wait_for("tcp peer connected", WAIT);
@@ -168,7 +168,7 @@ fn a_tcp_listener_takes_two_peers_at_once_each_its_own_stream() {
 
     // A third peer past max_peers, and one from outside the allow-list: each closed at once.
     for from in [[127, 0, 0, 1], [127, 0, 0, 3]] {
-        let mut refused = common::connect_from(from, &addr);
+        let mut refused = common::connect_from(from, &addr).unwrap();
         refused
             .set_read_timeout(Some(Duration::from_secs(10)))
             .unwrap();

@@ -3,6 +3,11 @@
 //! read off its SSE stream, and its receive log counted.
 #![allow(dead_code)]
 
+#[path = "../../tests/common/net.rs"]
+mod net;
+#[allow(unused_imports)] // each test or bench uses some of them
+pub use net::{connect_from, http_get};
+
 use std::io::{BufRead, BufReader, Lines, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
@@ -15,24 +20,6 @@ pub fn binary() -> PathBuf {
     std::env::var_os("FOXBORNE_BENCH_BINARY")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_foxborne-receiver")))
-}
-
-/// A TCP connection to `to` from the loopback address `from`: another peer, as far as the
-/// daemon can tell (the whole of 127.0.0.0/8 is this host).
-pub fn connect_from(from: [u8; 4], to: &str) -> std::io::Result<TcpStream> {
-    use nix::sys::socket::{bind, connect, socket, AddressFamily, SockFlag, SockType, SockaddrIn};
-    use std::os::fd::AsRawFd;
-    let to: std::net::SocketAddrV4 = to.parse().expect("an IPv4 address:port");
-    let fd = socket(
-        AddressFamily::Inet,
-        SockType::Stream,
-        SockFlag::SOCK_CLOEXEC,
-        None,
-    )?;
-    let [a, b, c, d] = from;
-    bind(fd.as_raw_fd(), &SockaddrIn::new(a, b, c, d, 0))?;
-    connect(fd.as_raw_fd(), &SockaddrIn::from(to))?;
-    Ok(TcpStream::from(fd))
 }
 
 /// The daemon's `verb` (`run`, `range`) with `config` (`{dir}` standing for its folder) in a
@@ -256,22 +243,6 @@ pub fn proc_stat(pid: u32) -> (f64, u64, u64) {
 /// Nearest-rank quantile of sorted values.
 pub fn quantile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-/// One GET on a fresh connection: the body.
-pub fn http_get(addr: &str, path: &str) -> String {
-    use std::io::Read;
-    let mut stream = TcpStream::connect(addr).unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut text = String::new();
-    stream.read_to_string(&mut text).unwrap();
-    text.split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_string())
-        .unwrap_or_default()
 }
 
 /// The rate benches' traffic: 20 systems, each a full cycle of sequence numbers, HEARTBEAT v1

@@ -6,6 +6,10 @@ use std::path::{Path, PathBuf};
 pub mod browser;
 pub mod mutate;
 pub mod nats;
+pub mod net;
+
+#[allow(unused_imports)] // each test or bench uses some of them
+pub use net::{connect_from, http_get};
 
 /// Valid frames pymavlink does not return, which we do: (file, message, sysid:compid).
 ///
@@ -455,25 +459,6 @@ pub fn next_event(
     }
 }
 
-/// A plain HTTP GET to the daemon's local port: the body.
-pub fn http_get(addr: &str, path: &str) -> String {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut text = String::new();
-    stream.read_to_string(&mut text).unwrap();
-    text.split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_string())
-        .unwrap_or_default()
-}
-
 /// The daemon's `/status` now.
 pub fn status(http: &str) -> serde_json::Value {
     serde_json::from_str(&http_get(http, "/status")).unwrap()
@@ -722,23 +707,4 @@ pub fn raise_own_nofile() -> u64 {
     let (_, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
     setrlimit(Resource::RLIMIT_NOFILE, hard, hard).unwrap();
     hard
-}
-
-/// A TCP connection to `to` from the loopback address `from`: another peer, as far as the
-/// daemon can tell (the whole of 127.0.0.0/8 is this host).
-pub fn connect_from(from: [u8; 4], to: &str) -> std::net::TcpStream {
-    use nix::sys::socket::{bind, connect, socket, AddressFamily, SockFlag, SockType, SockaddrIn};
-    use std::os::fd::AsRawFd;
-    let to: std::net::SocketAddrV4 = to.parse().unwrap();
-    let fd = socket(
-        AddressFamily::Inet,
-        SockType::Stream,
-        SockFlag::SOCK_CLOEXEC,
-        None,
-    )
-    .unwrap();
-    let [a, b, c, d] = from;
-    bind(fd.as_raw_fd(), &SockaddrIn::new(a, b, c, d, 0)).unwrap();
-    connect(fd.as_raw_fd(), &SockaddrIn::from(to)).unwrap();
-    std::net::TcpStream::from(fd)
 }
