@@ -101,6 +101,32 @@ pub fn ulog_ingest(log: &Path, out: &Path) -> std::process::Command {
     command
 }
 
+/// `check-config` of `text` (`{dir}` standing for the scratch folder it is written in): its
+/// exit code, stdout and stderr.
+pub fn check_config(text: &str) -> (Option<i32>, String, String) {
+    let dir = scratch("check");
+    let path = dir.join("receiver.toml");
+    std::fs::write(&path, text.replace("{dir}", dir.to_str().unwrap())).unwrap();
+    let out = std::process::Command::new(binary())
+        .args(["check-config", "--config"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+/// `check-config` refuses `text` (exit 78, EX_CONFIG) with a message that names every one of
+/// `names`.
+pub fn assert_config_refused(text: &str, names: &[&str]) {
+    let (code, _, err) = check_config(text);
+    assert_eq!(code, Some(78), "{err}");
+    assert!(names.iter().all(|name| err.contains(name)), "{err}");
+}
+
 /// `python` running the suite's script `tests/{script}`, its arguments to be added.
 pub fn python_script(python: &Path, script: &str) -> std::process::Command {
     let mut command = std::process::Command::new(python);
