@@ -25,12 +25,10 @@ fn heartbeat(seq: u8) -> Vec<u8> {
 
 #[test]
 fn reload_verb_starts_a_new_file_and_loses_nothing() {
-    let mut d = Daemon::start(
+    let (mut d, udp) = Daemon::start_radio1(
         "reload",
         "data_dir = \"{dir}/data\"\nfsync_interval_s = 0.05\n[http]\nlisten = \"127.0.0.1:0\"\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n",
     );
-    let udp = d.udp_addr("radio1");
-    d.wait_for("receiver started", WAIT);
     let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     for seq in 0..5u8 {
         tx.send_to(&heartbeat(seq), udp).unwrap();

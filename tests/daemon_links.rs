@@ -33,9 +33,7 @@ fn udp_config() -> &'static str {
 
 #[test]
 fn udp_frames_become_receipts_field_by_field_and_sighup_rotates_without_loss() {
-    let mut d = Daemon::start("udp", udp_config());
-    let addr = d.udp_addr("radio1");
-    d.wait_for("receiver started", WAIT);
+    let (mut d, addr) = Daemon::start_radio1("udp", udp_config());
     let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
     let src = tx.local_addr().unwrap().to_string();
 
@@ -145,9 +143,7 @@ fn udp_frames_become_receipts_field_by_field_and_sighup_rotates_without_loss() {
 
 #[test]
 fn sigterm_drains_everything_already_received() {
-    let mut d = Daemon::start("drain", udp_config());
-    let addr = d.udp_addr("radio1");
-    d.wait_for("receiver started", WAIT);
+    let (mut d, addr) = Daemon::start_radio1("drain", udp_config());
     let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
     let sent = 3000u32;
     for i in 0..sent {

@@ -183,10 +183,8 @@ fn off_loopback_a_token_is_required_and_check_config_refuses_a_listener_without_
 /// `Last-Event-ID` is given what it missed, in order; an id from another run gets `resync`.
 #[test]
 fn a_client_that_reconnects_with_last_event_id_gets_the_gap_it_missed() {
-    let mut d = Daemon::start("sse-resume", &local_config(""));
-    let udp = d.udp_addr("radio1");
+    let (mut d, udp) = Daemon::start_radio1("sse-resume", &local_config(""));
     let http = d.http_addr();
-    d.wait_for("receiver started", WAIT);
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
 
     let first = SseClient::connect(&http, None);
@@ -261,10 +259,8 @@ fn a_client_that_reconnects_with_last_event_id_gets_the_gap_it_missed() {
 #[cfg_attr(foxborne_no_python, ignore = "needs the Python references (README)")]
 fn metrics_parse_with_prometheus_client_and_latency_is_a_histogram_in_seconds() {
     let python = common::python();
-    let mut d = Daemon::start("metrics", &local_config(""));
-    let udp = d.udp_addr("radio1");
+    let (mut d, udp) = Daemon::start_radio1("metrics", &local_config(""));
     let http = d.http_addr();
-    d.wait_for("receiver started", WAIT);
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     sock.send_to(&hb(5, 0), udp).unwrap();
     for k in 0..20u32 {
@@ -328,10 +324,8 @@ print(len(fams), "families")
 /// window), 201. `/status` and `/metrics` both count exactly that.
 #[test]
 fn duplicates_late_frames_and_resets_are_counted_on_status_and_metrics() {
-    let mut d = Daemon::start("seq-anomalies", &local_config(""));
-    let udp = d.udp_addr("radio1");
+    let (mut d, udp) = Daemon::start_radio1("seq-anomalies", &local_config(""));
     let http = d.http_addr();
-    d.wait_for("receiver started", WAIT);
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     let seqs = [10u8, 11, 11, 14, 12, 13, 200, 201];
     for seq in seqs {

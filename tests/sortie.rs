@@ -110,12 +110,10 @@ fn make_replay() -> Replay {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
 
-    let mut daemon = Daemon::start(
+    let (mut daemon, udp) = Daemon::start_radio1(
         "sortie",
         "data_dir = \"{dir}/data\"\nfsync_interval_s = 0.05\nfields = [\"HEARTBEAT\", \"SYSTEM_TIME\"]\n[latency]\nreport_interval_s = 2.0\n[http]\nlisten = \"127.0.0.1:0\"\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n",
     );
-    let udp = daemon.udp_addr("radio1");
-    daemon.wait_for("receiver started", Duration::from_secs(10));
     // The vehicle booted so that flight time 104 s comes 2.5 s from now (the sender's start-up).
     let boot_us = now_us() + 2_500_000 - (START_S * 1e6) as i64;
     let args: Vec<std::ffi::OsString> = [

@@ -168,10 +168,8 @@ fn start_hearing(
     sock: &UdpSocket,
     sysid: u8,
 ) -> (Daemon, String, std::net::SocketAddr) {
-    let mut d = Daemon::start(name, config);
-    let udp = d.udp_addr("radio1");
+    let (mut d, udp) = Daemon::start_radio1(name, config);
     let http = d.http_addr();
-    d.wait_for("receiver started", WAIT);
     sock.send_to(&hb(sysid, 0), udp).unwrap();
     (d, http, udp)
 }

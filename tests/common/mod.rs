@@ -253,6 +253,15 @@ impl Daemon {
         }
     }
 
+    /// As [`Daemon::start`] with a `config` whose UDP link is `radio1`, once the daemon says it
+    /// started (within 20 s): the daemon, and `radio1`'s address.
+    pub fn start_radio1(name: &str, config: &str) -> (Daemon, std::net::SocketAddr) {
+        let mut d = Self::start(name, config);
+        let udp = d.udp_addr("radio1");
+        d.wait_for("receiver started", Duration::from_secs(20));
+        (d, udp)
+    }
+
     /// Waits for a stderr line containing `needle` that no earlier `wait_for` returned, wherever
     /// it stands in the output: lines already read while waiting for something else count too,
     /// so a wait never depends on the order in which the daemon's tasks happen to log. Panics
