@@ -5,22 +5,14 @@
 mod common;
 
 use common::Daemon;
-use foxborne_receiver::wire::build::{self, Header};
+use foxborne_receiver::wire::build;
 use std::process::Command;
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(15);
 
 fn heartbeat(seq: u8) -> Vec<u8> {
-    build::v2(
-        Header {
-            sysid: 7,
-            compid: 1,
-            seq,
-        },
-        0,
-        &build::heartbeat_payload(2, 3),
-    )
+    build::heartbeat_v2(7, seq)
 }
 
 #[test]

@@ -6,32 +6,16 @@
 mod common;
 
 use common::{eventually, Daemon};
-use foxborne_receiver::wire::build::{self, Header};
+use foxborne_receiver::wire::build::{self, heartbeat_v2 as heartbeat};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(15);
 
-fn heartbeat(sysid: u8, seq: u8) -> Vec<u8> {
-    build::v2(
-        Header {
-            sysid,
-            compid: 1,
-            seq,
-        },
-        0,
-        &build::heartbeat_payload(2, 3),
-    )
-}
-
 fn attitude(sysid: u8, seq: u8) -> Vec<u8> {
     build::v1(
-        Header {
-            sysid,
-            compid: 1,
-            seq,
-        },
+        common::header(sysid, seq),
         30,
         &build::attitude_payload(u32::from(seq), 0.25),
     )

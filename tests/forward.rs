@@ -6,8 +6,8 @@
 
 mod common;
 
-use common::{eventually, status_entry, Daemon};
-use foxborne_receiver::wire::build::{self, Header};
+use common::{eventually, header, status_entry, Daemon};
+use foxborne_receiver::wire::build;
 use foxborne_receiver::wire::{DatagramScanner, ScanItem};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::UdpSocket;
@@ -15,14 +15,6 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const WAIT: Duration = Duration::from_secs(20);
-
-fn header(sysid: u8, seq: u8) -> Header {
-    Header {
-        sysid,
-        compid: 1,
-        seq,
-    }
-}
 
 /// The `i`th valid frame of the test's stream: v1 and v2, four senders, four messages.
 fn frame(i: usize) -> Vec<u8> {

@@ -423,6 +423,15 @@ impl Drop for Daemon {
     }
 }
 
+/// A MAVLink header from `sysid`, component 1, with sequence number `seq`.
+pub fn header(sysid: u8, seq: u8) -> foxborne_receiver::wire::build::Header {
+    foxborne_receiver::wire::build::Header {
+        sysid,
+        compid: 1,
+        seq,
+    }
+}
+
 /// Polls `condition` until it holds or `timeout` passes: for state only visible in files.
 pub fn eventually(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + timeout;
