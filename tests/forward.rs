@@ -11,7 +11,7 @@ use foxborne_receiver::wire::build;
 use foxborne_receiver::wire::{DatagramScanner, ScanItem};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::UdpSocket;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -41,16 +41,11 @@ struct GroundStation {
 impl GroundStation {
     fn start(mode: &str, addr: &str, count: usize, out: std::path::PathBuf) -> GroundStation {
         let python = common::python_with(&["pymavlink"]);
-        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/forward_ground_station.py");
-        let mut child = Command::new(python)
-            .arg(script)
-            .args([mode, addr, &count.to_string()])
-            .arg(&out)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = common::spawn_talking(
+            common::python_script(&python, "forward_ground_station.py")
+                .args([mode, addr, &count.to_string()])
+                .arg(&out),
+        );
         let lines = BufReader::new(child.stdout.take().unwrap());
         let mut gs = GroundStation { child, lines, out };
         assert_eq!(gs.line(), "ready");

@@ -102,16 +102,13 @@ impl Replay {
     fn start(dir: &Path, tlog: &Path, master: u16) -> Replay {
         let (python, _) = common::mavproxy();
         let sent_file = dir.join("sent.hex");
-        let mut child = Command::new(python)
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mavproxy_replay.py"))
-            .arg(tlog)
-            .arg(format!("127.0.0.1:{master}"))
-            .arg(RATE.to_string())
-            .arg(&sent_file)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = common::spawn_talking(
+            common::python_script(&python, "mavproxy_replay.py")
+                .arg(tlog)
+                .arg(format!("127.0.0.1:{master}"))
+                .arg(RATE.to_string())
+                .arg(&sent_file),
+        );
         let lines = BufReader::new(child.stdout.take().unwrap());
         Replay {
             child,

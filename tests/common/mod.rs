@@ -138,6 +138,15 @@ pub fn python_script(python: &Path, script: &str) -> std::process::Command {
     command
 }
 
+/// `command` spawned with its stdin and stdout piped: a script the test talks to.
+pub fn spawn_talking(command: &mut std::process::Command) -> Child {
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// Runs `command` to its end, fails the test (with its stderr) unless it succeeded, and reads
 /// its standard output as JSON lines.
 #[allow(dead_code)]
@@ -234,15 +243,7 @@ impl Daemon {
             .stdout(Stdio::null());
         customize(&mut command);
         let mut child = command.spawn().unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = line_channel(child.stderr.take().unwrap());
         Daemon {
             child,
             dir,
@@ -430,6 +431,20 @@ pub fn header(sysid: u8, seq: u8) -> foxborne_receiver::wire::build::Header {
         compid: 1,
         seq,
     }
+}
+
+/// The lines of `pipe` (a child's output) as they come, read on a thread of their own until it
+/// closes or the receiver is dropped.
+pub fn line_channel(pipe: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
 }
 
 /// Polls `condition` until it holds or `timeout` passes: for state only visible in files.
