@@ -233,13 +233,9 @@ fn a_data_message_with_a_damaged_type_byte_is_a_finding() {
     damaged[victim.1 + 2] = b'X';
     let r = ingest(&damaged);
     assert_eq!(r.status, Status::Complete, "{:?}", r.reason);
-    let found: Vec<_> = r
-        .findings
-        .iter()
-        .filter(|f| f.kind == "unknown_message_type")
-        .collect();
-    assert_eq!(found.len(), 1, "{:?}", r.findings);
-    let f = found[0];
+    let unknown = common::found(&r, "unknown_message_type");
+    assert_eq!(unknown.len(), 1, "{:?}", r.findings);
+    let f = unknown[0];
     assert_eq!((f.message, f.offset), (victim.0, victim.1 as u64));
     assert!(f.title.contains("'X'"), "{}", f.title);
     // The finding names the topic the sample belonged to, and that topic lost one sample.
@@ -263,11 +259,7 @@ fn one_far_future_sample_is_one_outlier_finding_not_dozens_of_stalls() {
     let bytes = corpus("pyulog_sample_log_small.ulg");
     let r = ingest(&bytes);
     assert_eq!(r.status, Status::Complete);
-    let outliers: Vec<_> = r
-        .findings
-        .iter()
-        .filter(|f| f.kind == "timestamp_outlier")
-        .collect();
+    let outliers = common::found(&r, "timestamp_outlier");
     assert_eq!(outliers.len(), 1, "{:?}", r.findings);
     assert_eq!(outliers[0].topic.as_deref(), Some("mission"));
     assert_eq!(outliers[0].timestamp, 1_194_367_328);

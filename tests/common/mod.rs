@@ -476,6 +476,14 @@ pub fn corpus_logs() -> Vec<PathBuf> {
     corpus_files("ulog", "ulg")
 }
 
+/// The findings of kind `kind` in an ingest report.
+pub fn found<'a>(
+    r: &'a foxborne_receiver::ulog::report::Report,
+    kind: &str,
+) -> Vec<&'a foxborne_receiver::ulog::report::Finding> {
+    r.findings.iter().filter(|f| f.kind == kind).collect()
+}
+
 /// pyulog's view of a corpus log.
 pub fn oracle(log: &std::path::Path) -> serde_json::Value {
     let stem = log.file_stem().unwrap().to_string_lossy();
