@@ -23,10 +23,7 @@ use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
 fn main() {
-    let args: Vec<u64> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
+    let args = harness::numeric_args();
     let vehicles = *args.first().unwrap_or(&200) as u8 as usize;
     let rate = *args.get(1).unwrap_or(&50);
     let flood = *args.get(2).unwrap_or(&0);

@@ -25,10 +25,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 fn main() {
-    let args: Vec<u64> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
+    let args = harness::numeric_args();
     let vehicles = (*args.first().unwrap_or(&250)).min(250) as usize;
     let rate = *args.get(1).unwrap_or(&50);
     let seconds = *args.get(2).unwrap_or(&60);

@@ -79,41 +79,22 @@ fn main() {
     );
 
     for round in 0..3 {
-        let mut file = RotatingFile::new(
-            out_dir.join(format!("dgram{round}")),
-            "receive",
-            "jsonl",
-            1 << 40,
-            Framing::Lines,
-        );
-        let mut recorder = LinkRecorder::new(
-            LinkId::FIRST,
-            "bench",
-            RecorderSettings {
-                fields_for: fields_for.clone(),
-                ..Default::default()
-            },
-        );
+        let (mut recorder, mut file) =
+            recorder_and_file(out_dir.join(format!("dgram{round}")), &fields_for);
         let mut out = Output::default();
-        let started = Instant::now();
-        let cpu0 = thread_cpu_s();
-        let mut receipts = 0u64;
-        let mut written = 0usize;
-        for chunk in datagrams.chunks(512) {
-            for (utc_ns, d) in chunk {
-                recorder.datagram(*utc_ns, Some(1), Some("\"127.0.0.1:14550\""), d, &mut out);
+        let ((receipts, written), secs, cpu) = timed(|| {
+            let (mut receipts, mut written) = (0u64, 0usize);
+            for chunk in datagrams.chunks(512) {
+                for (utc_ns, d) in chunk {
+                    recorder.datagram(*utc_ns, Some(1), Some("\"127.0.0.1:14550\""), d, &mut out);
+                }
+                let (r, w) = write_out(&mut out, &mut file);
+                receipts += r;
+                written += w;
             }
-            for b in out.batches.drain(..) {
-                receipts += b.receipts;
-                written += b.jsonl.len();
-                file.write(b.day, b.first_utc_ns, &b.jsonl).unwrap();
-            }
-            out.observations.clear();
-            out.frames_seen.clear();
-        }
-        file.sync().unwrap();
-        let secs = started.elapsed().as_secs_f64();
-        let cpu = thread_cpu_s() - cpu0;
+            file.sync().unwrap();
+            (receipts, written)
+        });
         println!(
             "datagram path, round {round}: {receipts} receipts in {secs:.3} s = {:.2} M receipts/s, {:.2} M per CPU second ({:.0} MB/s of JSONL)",
             receipts as f64 / secs / 1e6,
@@ -121,42 +102,23 @@ fn main() {
             written as f64 / secs / 1e6
         );
 
-        let mut file = RotatingFile::new(
-            out_dir.join(format!("stream{round}")),
-            "receive",
-            "jsonl",
-            1 << 40,
-            Framing::Lines,
-        );
-        let mut recorder = LinkRecorder::new(
-            LinkId::FIRST,
-            "bench",
-            RecorderSettings {
-                fields_for: fields_for.clone(),
-                ..Default::default()
-            },
-        );
-        let started = Instant::now();
-        let cpu0 = thread_cpu_s();
-        let mut receipts = 0u64;
-        for (i, piece) in stream.chunks(4096).enumerate() {
-            recorder.stream(
-                1_700_000_000_000_000_000 + i as i64 * 1_000_000,
-                Some(1),
-                None,
-                piece,
-                &mut out,
-            );
-            for b in out.batches.drain(..) {
-                receipts += b.receipts;
-                file.write(b.day, b.first_utc_ns, &b.jsonl).unwrap();
+        let (mut recorder, mut file) =
+            recorder_and_file(out_dir.join(format!("stream{round}")), &fields_for);
+        let (receipts, secs, cpu) = timed(|| {
+            let mut receipts = 0u64;
+            for (i, piece) in stream.chunks(4096).enumerate() {
+                recorder.stream(
+                    1_700_000_000_000_000_000 + i as i64 * 1_000_000,
+                    Some(1),
+                    None,
+                    piece,
+                    &mut out,
+                );
+                receipts += write_out(&mut out, &mut file).0;
             }
-            out.observations.clear();
-            out.frames_seen.clear();
-        }
-        file.sync().unwrap();
-        let secs = started.elapsed().as_secs_f64();
-        let cpu = thread_cpu_s() - cpu0;
+            file.sync().unwrap();
+            receipts
+        });
         println!(
             "stream path (4 KiB reads), round {round}: {receipts} receipts in {secs:.3} s = {:.2} M receipts/s, {:.2} M per CPU second",
             receipts as f64 / secs / 1e6,
@@ -164,4 +126,46 @@ fn main() {
         );
     }
     let _ = std::fs::remove_dir_all(&out_dir);
+}
+
+/// A recorder for one link with `fields_for`, and a receive-log writer in `dir` that never
+/// rotates.
+fn recorder_and_file(dir: PathBuf, fields_for: &FieldSelection) -> (LinkRecorder, RotatingFile) {
+    let file = RotatingFile::new(dir, "receive", "jsonl", 1 << 40, Framing::Lines);
+    let recorder = LinkRecorder::new(
+        LinkId::FIRST,
+        "bench",
+        RecorderSettings {
+            fields_for: fields_for.clone(),
+            ..Default::default()
+        },
+    );
+    (recorder, file)
+}
+
+/// Writes the recorder's batches to `file` and clears `out` for the next input, as the
+/// pipeline does: the receipts and JSONL bytes written.
+fn write_out(out: &mut Output, file: &mut RotatingFile) -> (u64, usize) {
+    let (mut receipts, mut written) = (0, 0);
+    for b in out.batches.drain(..) {
+        receipts += b.receipts;
+        written += b.jsonl.len();
+        file.write(b.day, b.first_utc_ns, &b.jsonl).unwrap();
+    }
+    out.observations.clear();
+    out.frames_seen.clear();
+    (receipts, written)
+}
+
+/// `work` timed on the wall clock and on this thread's CPU clock: what it returns, and the
+/// seconds of each.
+fn timed<T>(work: impl FnOnce() -> T) -> (T, f64, f64) {
+    let started = Instant::now();
+    let cpu0 = thread_cpu_s();
+    let value = work();
+    (
+        value,
+        started.elapsed().as_secs_f64(),
+        thread_cpu_s() - cpu0,
+    )
 }

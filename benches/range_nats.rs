@@ -15,56 +15,17 @@
 
 #[path = "harness/mod.rs"]
 mod harness;
+#[path = "../tests/common/nats.rs"]
+mod nats;
 
 use foxborne_receiver::monitor::format_utc_ms;
 use foxborne_receiver::wire::build::{self, Header};
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpStream, UdpSocket};
-use std::process::{Child, Command, Stdio};
+use nats::{free_port, Nats};
+use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-struct Nats(Child);
-
-impl Nats {
-    fn start(port: u16, store: &std::path::Path) -> Nats {
-        let mut child = Command::new("nats-server")
-            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
-            .arg(store)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("nats-server (apt install nats-server)");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        for line in lines.by_ref() {
-            if line.unwrap().contains("Server is ready") {
-                break;
-            }
-        }
-        std::thread::spawn(move || for _ in lines {});
-        Nats(child)
-    }
-}
-
-impl Drop for Nats {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn main() {
-    let args: Vec<u64> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
+    let args = harness::numeric_args();
     let receipts = *args.first().unwrap_or(&200_000);
     let sites = *args.get(1).unwrap_or(&10) as usize;
     let vehicles = *args.get(2).unwrap_or(&100) as usize;
@@ -118,7 +79,7 @@ fn publish_rate(receipts: u64, store: &std::path::Path) {
         lines = now;
     }
     let cpu_before = harness::proc_stat(site.pid()).0;
-    let nats = Nats::start(port, store);
+    let nats = Nats::start_on(store, port);
     let connected = Instant::now();
     let mut last = 0;
     while last < lines {
@@ -145,25 +106,15 @@ fn publish_rate(receipts: u64, store: &std::path::Path) {
 
 fn range_latency(sites: usize, vehicles: usize, store: &std::path::Path) {
     let port = free_port();
-    let nats = Nats::start(port, store);
-    let url = format!("nats://127.0.0.1:{port}");
-    let dir = std::env::temp_dir().join(format!("foxborne-bench-range-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("range.toml"),
-        format!(
-            "data_dir = \"{}/data\"\n[range]\nnats_url = \"{url}\"\nname = \"bench\"\n[gap]\nthreshold_s = 3.0\n[http]\nlisten = \"127.0.0.1:0\"\n",
-            dir.display()
+    let nats = Nats::start_on(store, port);
+    let url = nats.url();
+    let (mut range, dir, mut lines) = harness::spawn_daemon(
+        "range",
+        "range",
+        &format!(
+            "data_dir = \"{{dir}}/data\"\n[range]\nnats_url = \"{url}\"\nname = \"bench\"\n[gap]\nthreshold_s = 3.0\n[http]\nlisten = \"127.0.0.1:0\"\n"
         ),
-    )
-    .unwrap();
-    let mut range = Command::new(env!("CARGO_BIN_EXE_foxborne-receiver"))
-        .args(["range", "--config"])
-        .arg(dir.join("range.toml"))
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(range.stderr.take().unwrap()).lines();
+    );
     let mut http = None;
     for line in lines.by_ref() {
         let line = line.unwrap();
@@ -180,26 +131,7 @@ fn range_latency(sites: usize, vehicles: usize, store: &std::path::Path) {
     std::thread::spawn(move || for _ in lines {});
     let http = http.expect("the range's http address");
 
-    let (tx, latencies) = std::sync::mpsc::channel();
-    {
-        let mut sse = TcpStream::connect(&http).unwrap();
-        sse.write_all(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            .unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(sse).lines().map_while(Result::ok) {
-                let Some(data) = line.strip_prefix("data: ") else {
-                    continue;
-                };
-                let v: serde_json::Value = serde_json::from_str(data).unwrap();
-                if v["kind"] == "telemetry_gap" && v["state"] == "open" {
-                    let deadline =
-                        foxborne_receiver::monitor::parse_utc_ns(v["utc"].as_str().unwrap())
-                            .unwrap();
-                    let _ = tx.send((harness::utc_ns() - deadline) as f64 / 1e6);
-                }
-            }
-        });
-    }
+    let latencies = harness::gap_alert_latencies(&http);
     let cpu_before = harness::proc_stat(range.id()).0;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -238,10 +238,7 @@ fn forward_status(http: &str) -> serde_json::Value {
 }
 
 fn main() {
-    let seconds: u64 = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(5);
+    let seconds = harness::numeric_args().first().copied().unwrap_or(5);
     // `-- SECONDS forward`: the forward's cost only.
     let forward_only = std::env::args().any(|a| a == "forward");
     let frames = harness::fleet_frames();

@@ -40,10 +40,7 @@ fn run_rate(rate: u64, seconds: u64) -> (u64, u64, f64) {
 }
 
 fn main() {
-    let seconds: u64 = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(5);
+    let seconds = harness::numeric_args().first().copied().unwrap_or(5);
     println!("rate (frames/s) | sent | received | lost | achieved send rate");
     let mut best = 0;
     for rate in [

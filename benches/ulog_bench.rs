@@ -10,25 +10,24 @@ mod ulog_common;
 
 use foxborne_receiver::ulog::ingest::{ingest_file, IngestOptions};
 use foxborne_receiver::ulog::StreamReader;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::Instant;
-use ulog_common::{corpus_logs, crate_dir, python, vm_hwm_kb, write_big_log};
-
-const RUNS: usize = 5;
-const PYULOG_RUNS: usize = 3;
+use ulog_common::{
+    after_flag, bench_dir, child_report, corpus_logs, measure_child, pyulog_times,
+    write_big_log_timed, PYULOG_RUNS, RUNS,
+};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if let Some(i) = args.iter().position(|a| a == "--ingest-child") {
-        return child(Path::new(&args[i + 1]), true);
+    if let Some(log) = after_flag(&args, "--ingest-child") {
+        return child(Path::new(&log[0]), true);
     }
-    if let Some(i) = args.iter().position(|a| a == "--read-child") {
-        return child(Path::new(&args[i + 1]), false);
+    if let Some(log) = after_flag(&args, "--read-child") {
+        return child(Path::new(&log[0]), false);
     }
-    if let Some(i) = args.iter().position(|a| a == "--corpus-loop") {
+    if let Some(count) = after_flag(&args, "--corpus-loop") {
         // For profiling: ingest every corpus log N times.
-        let n: usize = args[i + 1].parse().expect("a count");
+        let n: usize = count[0].parse().expect("a count");
         for _ in 0..n {
             for log in corpus_logs() {
                 std::hint::black_box(ingest_file(&log, IngestOptions::default()).expect("ingest"));
@@ -58,23 +57,7 @@ fn corpus_comparison() {
         println!("corpus not found: skipping the pyulog comparison");
         return;
     }
-    let script = crate_dir().join("benches/ulog_pyulog_timer.py");
-    let mut cmd = Command::new(python());
-    cmd.arg(&script).arg(PYULOG_RUNS.to_string()).args(&logs);
-    let pyulog: Option<serde_json::Value> = match cmd.output() {
-        Ok(out) if out.status.success() => serde_json::from_slice(&out.stdout).ok(),
-        Ok(out) => {
-            println!(
-                "pyulog unavailable ({}): comparison skipped",
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-            None
-        }
-        Err(e) => {
-            println!("python unavailable ({e}): comparison skipped");
-            None
-        }
-    };
+    let pyulog = pyulog_times(&logs, PYULOG_RUNS);
     println!(
         "### Corpus: full ingest vs pyulog {}",
         pyulog
@@ -131,55 +114,28 @@ fn corpus_comparison() {
 }
 
 fn big_log() {
-    let target: u64 = std::env::var("FOXBORNE_BENCH_BYTES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_100_000_000);
-    let dir = std::env::var_os("FOXBORNE_BENCH_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir);
-    let path = dir.join(format!("foxborne-ulog-bench-{}.ulg", std::process::id()));
-    let t = Instant::now();
-    let size = write_big_log(&path, target).expect("writing the big log");
-    println!(
-        "### Large log: {size} bytes written by the project's writer in {:.1} s",
-        t.elapsed().as_secs_f64()
-    );
-    println!();
+    let path = bench_dir().join(format!("foxborne-ulog-bench-{}.ulg", std::process::id()));
+    let size = write_big_log_timed(&path);
     println!("| run | wall time | throughput | peak RSS (VmHWM) | what it read |");
     println!("| --- | ---: | ---: | ---: | --- |");
-    let exe = std::env::current_exe().unwrap();
     for (flag, label) in [
         ("--read-child", "reader only (StreamReader)"),
         ("--ingest-child", "full ingest (report)"),
     ] {
-        let out = Command::new(&exe)
-            .arg(flag)
-            .arg(&path)
-            .output()
-            .expect("child runs");
-        let text = String::from_utf8_lossy(&out.stdout);
-        let field = |k: &str| {
-            text.split_whitespace()
-                .find_map(|w| w.strip_prefix(k))
-                .unwrap_or("?")
-                .to_string()
-        };
-        let secs: f64 = field("seconds=").parse().unwrap_or(f64::NAN);
-        let rss_kb: f64 = field("rss_kb=").parse().unwrap_or(f64::NAN);
-        let read: Vec<&str> = text
+        let report = measure_child([flag.as_ref(), path.as_os_str()]);
+        let secs = report.seconds();
+        let read: Vec<&str> = report
+            .line
             .split_whitespace()
             .filter(|w| !w.starts_with("seconds=") && !w.starts_with("rss_kb="))
             .collect();
         println!(
             "| {label} | {secs:.2} s | {:.0} MB/s | {:.1} MB | {} |",
             size as f64 / 1e6 / secs,
-            rss_kb / 1024.0,
+            report.rss_mb(),
             read.join(" ")
         );
-        if !out.status.success() {
-            println!("(child failed: {})", String::from_utf8_lossy(&out.stderr));
-        }
+        report.say_if_failed();
     }
     println!();
     let _ = std::fs::remove_file(&path);
@@ -210,9 +166,5 @@ fn child(path: &Path, full: bool) {
         }
         format!("records={n}")
     };
-    println!(
-        "seconds={} rss_kb={} {summary}",
-        t.elapsed().as_secs_f64(),
-        vm_hwm_kb()
-    );
+    child_report(t.elapsed().as_secs_f64(), &summary);
 }

@@ -24,7 +24,7 @@ use foxborne_receiver::ulog::digest::sha256_hex;
 use foxborne_receiver::ulog::ingest::{ingest_file, ingest_file_with_sha256, IngestOptions};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use ulog_common::{corpus_logs, write_big_log};
+use ulog_common::{bench_dir, big_log_bytes, corpus_logs, write_big_log};
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Mode {
@@ -92,17 +92,11 @@ fn round(mode: Mode, logs: &[PathBuf], dir: &Path, catalog: &Path) -> (f64, Vec<
 
 /// The large log once through `before`, `sha256` and `catalog`.
 fn large_log(scratch: &Path) {
-    let target: u64 = std::env::var("FOXBORNE_BENCH_BYTES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_100_000_000);
+    let target = big_log_bytes();
     if target == 0 {
         return;
     }
-    let dir = std::env::var_os("FOXBORNE_BENCH_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir);
-    let path = dir.join(format!("foxborne-catalog-bench-{}.ulg", std::process::id()));
+    let path = bench_dir().join(format!("foxborne-catalog-bench-{}.ulg", std::process::id()));
     let size = write_big_log(&path, target).expect("writing the large log");
     let logs = [path.clone()];
     println!();

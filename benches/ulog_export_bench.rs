@@ -19,22 +19,21 @@ mod ulog_common;
 use foxborne_receiver::ulog::export::{export_file, export_files};
 use foxborne_receiver::ulog::table::{Codec, FileFormat};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
-use ulog_common::{corpus_logs, crate_dir, python, vm_hwm_kb, write_big_log};
-
-const RUNS: usize = 5;
-const PYULOG_RUNS: usize = 3;
+use ulog_common::{
+    after_flag, bench_dir, child_report, corpus_logs, measure_child, pyulog_times,
+    write_big_log_timed, PYULOG_RUNS, RUNS,
+};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if let Some(i) = args.iter().position(|a| a == "--export-child") {
-        return child(Path::new(&args[i + 1]), Path::new(&args[i + 2]));
+    if let Some(paths) = after_flag(&args, "--export-child") {
+        return child(Path::new(&paths[0]), Path::new(&paths[1]));
     }
-    if let Some(i) = args.iter().position(|a| a == "--corpus-loop") {
+    if let Some(count) = after_flag(&args, "--corpus-loop") {
         // For profiling (`perf record`): export every corpus log to Parquet N times, each pass
         // into a fresh folder; prints each pass's wall time.
-        let n: usize = args[i + 1].parse().expect("a count");
+        let n: usize = count[0].parse().expect("a count");
         let out = out_dir();
         for pass in 0..n {
             let t = Instant::now();
@@ -65,10 +64,7 @@ fn main() {
 }
 
 fn out_dir() -> PathBuf {
-    std::env::var_os("FOXBORNE_BENCH_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir)
-        .join(format!("foxborne-export-bench-{}", std::process::id()))
+    bench_dir().join(format!("foxborne-export-bench-{}", std::process::id()))
 }
 
 /// A folder under `out` not used before (see the module comment: nothing is deleted while the
@@ -111,18 +107,9 @@ const ROUNDS: usize = 7;
 /// log (one `export_files` call, as `ulog export` runs), back to back, so both see the same
 /// neighbours; the ratio of each round, and their median.
 fn batch_rounds(logs: &[PathBuf], out: &Path) {
-    let script = crate_dir().join("benches/ulog_pyulog_timer.py");
     let mut rows = Vec::new();
     for _ in 0..ROUNDS {
-        let py = Command::new(python())
-            .arg(&script)
-            .arg("1")
-            .args(logs)
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .and_then(|o| serde_json::from_slice::<serde_json::Value>(&o.stdout).ok());
-        let Some(py) = py else {
+        let Some(py) = pyulog_times(logs, 1) else {
             println!("pyulog unavailable: the batch comparison is skipped");
             return;
         };
@@ -187,26 +174,7 @@ fn corpus_comparison() {
         println!("corpus not found: skipping the pyulog comparison");
         return;
     }
-    let script = crate_dir().join("benches/ulog_pyulog_timer.py");
-    let pyulog: Option<serde_json::Value> = match Command::new(python())
-        .arg(&script)
-        .arg(PYULOG_RUNS.to_string())
-        .args(&logs)
-        .output()
-    {
-        Ok(out) if out.status.success() => serde_json::from_slice(&out.stdout).ok(),
-        Ok(out) => {
-            println!(
-                "pyulog unavailable ({}): comparison skipped",
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-            None
-        }
-        Err(e) => {
-            println!("python unavailable ({e}): comparison skipped");
-            None
-        }
-    };
+    let pyulog = pyulog_times(&logs, PYULOG_RUNS);
     let out = out_dir();
     println!(
         "### Corpus: full decode + export vs pyulog {} `ULog(path)`",
@@ -300,47 +268,26 @@ fn corpus_comparison() {
 }
 
 fn big_log() {
-    let target: u64 = std::env::var("FOXBORNE_BENCH_BYTES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_100_000_000);
     let out = out_dir();
     std::fs::create_dir_all(&out).unwrap();
     let path = out.join("big.ulg");
-    let t = Instant::now();
-    let size = write_big_log(&path, target).expect("writing the big log");
-    println!(
-        "### Large log: {size} bytes written by the project's writer in {:.1} s",
-        t.elapsed().as_secs_f64()
-    );
-    println!();
-    let run = Command::new(std::env::current_exe().unwrap())
-        .arg("--export-child")
-        .arg(&path)
-        .arg(out.join("tables"))
-        .output()
-        .expect("child runs");
-    let text = String::from_utf8_lossy(&run.stdout);
-    let field = |k: &str| {
-        text.split_whitespace()
-            .find_map(|w| w.strip_prefix(k))
-            .unwrap_or("?")
-            .to_string()
-    };
-    let secs: f64 = field("seconds=").parse().unwrap_or(f64::NAN);
-    let rss_kb: f64 = field("rss_kb=").parse().unwrap_or(f64::NAN);
+    let size = write_big_log_timed(&path);
+    let report = measure_child([
+        "--export-child".as_ref(),
+        path.as_os_str(),
+        out.join("tables").as_os_str(),
+    ]);
+    let secs = report.seconds();
     println!("| run | wall time | throughput | peak RSS (VmHWM) | written |");
     println!("| --- | ---: | ---: | ---: | --- |");
     println!(
         "| export to Parquet | {secs:.2} s | {:.0} MB/s | {:.1} MB | {} rows, {} MB of Parquet |",
         size as f64 / 1e6 / secs,
-        rss_kb / 1024.0,
-        field("rows="),
-        field("parquet_mb=")
+        report.rss_mb(),
+        report.field("rows="),
+        report.field("parquet_mb=")
     );
-    if !run.status.success() {
-        println!("(child failed: {})", String::from_utf8_lossy(&run.stderr));
-    }
+    report.say_if_failed();
     println!();
     let _ = std::fs::remove_dir_all(&out);
 }
@@ -354,10 +301,9 @@ fn child(path: &Path, out: &Path) {
         .unwrap()
         .map(|e| e.unwrap().metadata().unwrap().len())
         .sum();
-    println!(
-        "seconds={secs} rss_kb={} rows={rows} parquet_mb={:.0}",
-        vm_hwm_kb(),
-        written as f64 / 1e6
+    child_report(
+        secs,
+        &format!("rows={rows} parquet_mb={:.0}", written as f64 / 1e6),
     );
 }
 

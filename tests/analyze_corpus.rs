@@ -103,14 +103,14 @@ fn tlog_convert_gives_pymavlink_message_counts() {
     for path in files {
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
         let out = out_dir.join(format!("{name}.jsonl"));
-        let status = Command::new(common::binary())
-            .args(["tlog", "convert"])
-            .arg(&path)
-            .arg("--out")
-            .arg(&out)
-            .status()
-            .unwrap();
-        assert!(status.success());
+        common::run_ok(
+            Command::new(common::binary())
+                .args(["tlog", "convert"])
+                .arg(&path)
+                .arg("--out")
+                .arg(&out),
+            "tlog convert",
+        );
         let mut by_message: BTreeMap<String, u64> = BTreeMap::new();
         let text = std::fs::read_to_string(&out).unwrap();
         for line in text.lines() {

@@ -22,10 +22,10 @@ mod common;
 
 use common::Daemon;
 use foxborne_receiver::wire::build::{self, Header};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
@@ -311,25 +311,14 @@ fn the_board_shows_a_gap_recovers_and_survives_a_daemon_restart_in_chromium() {
     let screenshot = std::env::var_os("FOXBORNE_BOARD_SCREENSHOT")
         .map(PathBuf::from)
         .unwrap_or_else(|| shots.join("board.png"));
-    let mut child = Command::new(&python)
-        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/board/board_browser.py"))
-        .arg("check")
-        .arg(format!("http://{http}/"))
-        .arg(&axe)
-        .arg(&screenshot)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, lines) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let mut child = common::spawn_talking(
+        common::python_script(&python, "board/board_browser.py")
+            .arg("check")
+            .arg(format!("http://{http}/"))
+            .arg(&axe)
+            .arg(&screenshot),
+    );
+    let lines = common::line_channel(child.stdout.take().unwrap());
     let mut script = Script { child, lines };
 
     // Six beating vehicles, each with its configured name, and the seventh never heard.

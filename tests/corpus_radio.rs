@@ -29,19 +29,11 @@ const RADIO: u64 = 166;
 /// Every radio report pymavlink reads from `tlog`, in file order.
 fn pymavlink_reports(tlog: &Path) -> Vec<Value> {
     let python = common::python_with(&["pymavlink"]);
-    let out = Command::new(python)
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/redundancy_peer.py"
-        ))
-        .arg("radio-status")
-        .arg(tlog)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::run_ok(
+        common::python_script(&python, "redundancy_peer.py")
+            .arg("radio-status")
+            .arg(tlog),
+        "redundancy_peer.py radio-status",
     );
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     report["reports"].as_array().unwrap().clone()
@@ -161,22 +153,7 @@ fn sik_radio_reports_are_radio_numbers_by_default() {
 fn analyze_reads_the_sik_tlogs() {
     for name in TLOGS {
         let tlog = common::corpus_file("tlog", name);
-        let out = Command::new(common::binary())
-            .arg("analyze")
-            .arg(&tlog)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{name}: {:?}: {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let text = String::from_utf8(out.stdout).unwrap();
-        let events: Vec<Value> = text
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{name}: {e}: {l}")))
-            .collect();
+        let events = common::json_lines(Command::new(common::binary()).arg("analyze").arg(&tlog));
         assert!(!events.is_empty(), "{name}: no events");
         assert!(
             events

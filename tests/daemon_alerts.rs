@@ -171,10 +171,8 @@ fn a_quiet_vehicle_is_alerted_live_on_every_channel_and_analyze_agrees() {
     let config = format!(
         "data_dir = \"{{dir}}/data\"\nfsync_interval_s = 0.05\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n[gap]\nthreshold_s = 3.0\nvehicles = {{ 3 = \"UAS-03\" }}\n[http]\nlisten = \"127.0.0.1:0\"\n[webhook]\nurl = \"http://{hook_addr}/alerts\"\n"
     );
-    let mut d = Daemon::start("alerts", &config);
-    let udp = d.udp_addr("radio1");
+    let (mut d, udp) = Daemon::start_radio1("alerts", &config);
     let http = d.http_addr();
-    d.wait_for("receiver started", WAIT);
     let sse = sse_client(&http);
     let (quiet, stop) = (
         Arc::new(AtomicBool::new(false)),
@@ -262,10 +260,8 @@ fn a_webhook_that_refuses_connections_does_not_delay_the_events_file() {
     let config = format!(
         "data_dir = \"{{dir}}/data\"\nfsync_interval_s = 0.05\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n[gap]\nthreshold_s = 1.0\n[http]\nlisten = \"127.0.0.1:0\"\n[webhook]\nurl = \"http://{refused}/alerts\"\nqueue = 4\n"
     );
-    let mut d = Daemon::start("deadhook", &config);
-    let udp = d.udp_addr("radio1");
+    let (mut d, udp) = Daemon::start_radio1("deadhook", &config);
     let http = d.http_addr();
-    d.wait_for("receiver started", WAIT);
     let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
     // Ten vehicles heard once each: ten gaps open 1 s later, with the webhook queue (4) full.
     for sysid in 1..=10u8 {
@@ -323,20 +319,12 @@ fn latency_is_never_negative_and_analyze_agrees_within_its_resolution() {
     let mut d = Daemon::start("latency-agree", config);
     let (radio, junk) = (d.udp_addr("radio1"), d.udp_addr("junk"));
     d.wait_for("receiver started", WAIT);
-    let sender = std::process::Command::new(&python)
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/latency_sender.py"
-        ))
-        .args(["--port", &radio.port().to_string()])
-        .args(["--junk-port", &junk.port().to_string()])
-        .args(["--vehicles", "5", "--rate-hz", "2", "--duration-s", "9"])
-        .output()
-        .unwrap();
-    assert!(
-        sender.status.success(),
-        "{}",
-        String::from_utf8_lossy(&sender.stderr)
+    common::run_ok(
+        common::python_script(&python, "latency_sender.py")
+            .args(["--port", &radio.port().to_string()])
+            .args(["--junk-port", &junk.port().to_string()])
+            .args(["--vehicles", "5", "--rate-hz", "2", "--duration-s", "9"]),
+        "latency_sender.py",
     );
     assert!(d.stop().success());
     let events: Vec<serde_json::Value> =

@@ -5,42 +5,31 @@
 mod common;
 
 use common::Daemon;
-use foxborne_receiver::wire::build::{self, Header};
+use foxborne_receiver::wire::build;
 use std::process::Command;
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(15);
 
 fn heartbeat(seq: u8) -> Vec<u8> {
-    build::v2(
-        Header {
-            sysid: 7,
-            compid: 1,
-            seq,
-        },
-        0,
-        &build::heartbeat_payload(2, 3),
-    )
+    build::heartbeat_v2(7, seq)
 }
 
 #[test]
 fn reload_verb_starts_a_new_file_and_loses_nothing() {
-    let mut d = Daemon::start(
+    let (mut d, udp) = Daemon::start_radio1(
         "reload",
         "data_dir = \"{dir}/data\"\nfsync_interval_s = 0.05\n[http]\nlisten = \"127.0.0.1:0\"\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n",
     );
-    let udp = d.udp_addr("radio1");
-    d.wait_for("receiver started", WAIT);
     let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     for seq in 0..5u8 {
         tx.send_to(&heartbeat(seq), udp).unwrap();
     }
     assert!(common::eventually(WAIT, || d.receipts().len() == 5));
-    let reload = Command::new(common::binary())
-        .args(["reload", "--pid", &d.child.id().to_string()])
-        .output()
-        .unwrap();
-    assert!(reload.status.success(), "{reload:?}");
+    common::run_ok(
+        Command::new(common::binary()).args(["reload", "--pid", &d.child.id().to_string()]),
+        "reload",
+    );
     d.wait_for("SIGHUP: files reopened", WAIT);
     for seq in 5..10u8 {
         tx.send_to(&heartbeat(seq), udp).unwrap();

@@ -5,22 +5,14 @@
 
 mod common;
 
-use common::{eventually, Daemon};
-use foxborne_receiver::wire::build::{self, Header};
+use common::{eventually, header, Daemon};
+use foxborne_receiver::wire::build;
 use nix::sys::signal::Signal;
 use std::net::UdpSocket;
 use std::os::fd::OwnedFd;
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(15);
-
-fn hdr(sysid: u8, seq: u8) -> Header {
-    Header {
-        sysid,
-        compid: 1,
-        seq,
-    }
-}
 
 fn mono_now() -> u64 {
     let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).unwrap();
@@ -33,22 +25,20 @@ fn udp_config() -> &'static str {
 
 #[test]
 fn udp_frames_become_receipts_field_by_field_and_sighup_rotates_without_loss() {
-    let mut d = Daemon::start("udp", udp_config());
-    let addr = d.udp_addr("radio1");
-    d.wait_for("receiver started", WAIT);
+    let (mut d, addr) = Daemon::start_radio1("udp", udp_config());
     let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
     let src = tx.local_addr().unwrap().to_string();
 
     let before = mono_now();
     let utc_before = chrono::Utc::now();
     tx.send_to(
-        &build::v2(hdr(4, 17), 0, &build::heartbeat_payload(2, 3)),
+        &build::v2(header(4, 17), 0, &build::heartbeat_payload(2, 3)),
         addr,
     )
     .unwrap();
     tx.send_to(
         &build::v1(
-            hdr(22, 200),
+            header(22, 200),
             2,
             &build::system_time_payload(1_758_724_323_912_000, 5000),
         ),
@@ -56,8 +46,12 @@ fn udp_frames_become_receipts_field_by_field_and_sighup_rotates_without_loss() {
     )
     .unwrap();
     let mut junk_then_frame = b"AT+RSSI?\r\n".to_vec();
-    junk_then_frame.extend_from_slice(&build::v2(hdr(4, 18), 30, &build::attitude_payload(7, 0.5)));
-    let mut bad = build::v2(hdr(4, 19), 0, &build::heartbeat_payload(2, 3));
+    junk_then_frame.extend_from_slice(&build::v2(
+        header(4, 18),
+        30,
+        &build::attitude_payload(7, 0.5),
+    ));
+    let mut bad = build::v2(header(4, 19), 0, &build::heartbeat_payload(2, 3));
     bad[12] ^= 0xFF;
     junk_then_frame.extend_from_slice(&bad);
     tx.send_to(&junk_then_frame, addr).unwrap();
@@ -121,7 +115,7 @@ fn udp_frames_become_receipts_field_by_field_and_sighup_rotates_without_loss() {
     d.wait_for("files reopened", WAIT);
     for seq in 20..22 {
         tx.send_to(
-            &build::v2(hdr(4, seq), 0, &build::heartbeat_payload(2, 3)),
+            &build::v2(header(4, seq), 0, &build::heartbeat_payload(2, 3)),
             addr,
         )
         .unwrap();
@@ -145,16 +139,14 @@ fn udp_frames_become_receipts_field_by_field_and_sighup_rotates_without_loss() {
 
 #[test]
 fn sigterm_drains_everything_already_received() {
-    let mut d = Daemon::start("drain", udp_config());
-    let addr = d.udp_addr("radio1");
-    d.wait_for("receiver started", WAIT);
+    let (mut d, addr) = Daemon::start_radio1("drain", udp_config());
     let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
     let sent = 3000u32;
     for i in 0..sent {
         let sysid = 1 + (i % 50) as u8;
         tx.send_to(
             &build::v2(
-                hdr(sysid, (i / 50) as u8),
+                header(sysid, (i / 50) as u8),
                 0,
                 &build::heartbeat_payload(2, 3),
             ),
@@ -198,11 +190,11 @@ fn serial_link_survives_a_missing_device_and_unplug_and_replug() {
         let master = common::pty_at(&tty);
         d.wait_for("link up", WAIT);
         // A frame split across two writes, then a whole one.
-        let f1 = build::v1(hdr(7, seq), 0, &build::heartbeat_payload(2, 3));
+        let f1 = build::v1(header(7, seq), 0, &build::heartbeat_payload(2, 3));
         write_all(&master, &f1[..5]);
         write_all(&master, &f1[5..]);
         let f2 = build::v2(
-            hdr(7, seq + 1),
+            header(7, seq + 1),
             2,
             &build::system_time_payload(1_758_724_323_912_000, 99),
         );
@@ -291,7 +283,7 @@ fn a_serial_speed_list_finds_the_speed_that_gives_frames() {
             let mut seq = 0u8;
             let mut wrong = 0u64;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let frame = build::v2(hdr(9, seq), 0, &build::heartbeat_payload(2, 3));
+                let frame = build::v2(header(9, seq), 0, &build::heartbeat_payload(2, 3));
                 // At the radio's speed the frame arrives as sent; at any other the UART makes
                 // bytes of it that are no frame at all.
                 let bytes: Vec<u8> = if pty_speed(&master) == 115_200 {

@@ -162,55 +162,30 @@ fn status_prints_vehicles_and_links_of_a_running_daemon() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no daemon answering"));
 }
 
-fn check_config(text: &str) -> (Option<i32>, String, String) {
-    let dir = tempfile::Builder::new()
-        .prefix("foxborne-check-")
-        .tempdir()
-        .unwrap();
-    let path = dir.path().join("receiver.toml");
-    std::fs::write(&path, text.replace("{dir}", dir.path().to_str().unwrap())).unwrap();
-    let out = Command::new(common::binary())
-        .args(["check-config", "--config"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).to_string(),
-        String::from_utf8_lossy(&out.stderr).to_string(),
-    )
-}
-
 #[test]
 fn check_config_prints_settings_or_names_the_key() {
-    let (code, out, _) = check_config(base_config());
+    let (code, out, _) = common::check_config(base_config());
     assert_eq!(code, Some(0));
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["gap"]["vehicles"]["7"], "UAS-07");
     assert_eq!(v["gap"]["threshold_s"], 3.0);
 
-    let (code, _, err) = check_config(
+    common::assert_config_refused(
         "data_dir = \"x\"\ncolour = 1\n[[link]]\nname = \"a\"\nudp = \"127.0.0.1:1\"\n",
-    );
-    assert_eq!(code, Some(78));
-    assert!(
-        err.contains("colour") && err.contains("receiver.toml: line 2"),
-        "{err}"
+        &["colour", "receiver.toml: line 2"],
     );
 
-    let (code, _, err) = check_config("[[link]]\nname = \"a\"\nudp = \"127.0.0.1:70000\"\n");
-    assert_eq!(code, Some(78));
-    assert!(err.contains("link[0].udp"), "{err}");
+    common::assert_config_refused(
+        "[[link]]\nname = \"a\"\nudp = \"127.0.0.1:70000\"\n",
+        &["link[0].udp"],
+    );
 
     // A serial path that is not a device: an error. A missing one: the daemon waits for it.
-    let (code, _, err) =
-        check_config("data_dir = \"{dir}/data\"\n[[link]]\nname = \"usb0\"\nserial = \"{dir}\"\n");
-    assert_eq!(code, Some(78));
-    assert!(
-        err.contains("link[0].serial") && err.contains("not a character device"),
-        "{err}"
+    common::assert_config_refused(
+        "data_dir = \"{dir}/data\"\n[[link]]\nname = \"usb0\"\nserial = \"{dir}\"\n",
+        &["link[0].serial", "not a character device"],
     );
-    let (code, _, err) = check_config("data_dir = \"{dir}/data\"\n[[link]]\nname = \"usb0\"\nserial = \"/dev/serial/by-id/usb-missing\"\n");
+    let (code, _, err) = common::check_config("data_dir = \"{dir}/data\"\n[[link]]\nname = \"usb0\"\nserial = \"/dev/serial/by-id/usb-missing\"\n");
     assert_eq!(code, Some(0));
     assert!(
         err.contains("warning") && err.contains("does not exist"),

@@ -6,32 +6,16 @@
 mod common;
 
 use common::{eventually, Daemon};
-use foxborne_receiver::wire::build::{self, Header};
+use foxborne_receiver::wire::build::{self, heartbeat_v2 as heartbeat};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(15);
 
-fn heartbeat(sysid: u8, seq: u8) -> Vec<u8> {
-    build::v2(
-        Header {
-            sysid,
-            compid: 1,
-            seq,
-        },
-        0,
-        &build::heartbeat_payload(2, 3),
-    )
-}
-
 fn attitude(sysid: u8, seq: u8) -> Vec<u8> {
     build::v1(
-        Header {
-            sysid,
-            compid: 1,
-            seq,
-        },
+        common::header(sysid, seq),
         30,
         &build::attitude_payload(u32::from(seq), 0.25),
     )
@@ -148,8 +132,8 @@ fn a_tcp_listener_takes_two_peers_at_once_each_its_own_stream() {
     );
     let addr = d.udp_addr("router").to_string();
     d.wait_for("link up", WAIT);
-    let mut a = common::connect_from([127, 0, 0, 1], &addr);
-    let mut b = common::connect_from([127, 0, 0, 1], &addr);
+    let mut a = common::connect_from([127, 0, 0, 1], &addr).unwrap();
+    let mut b = common::connect_from([127, 0, 0, 1], &addr).unwrap();
     a.set_nodelay(true).unwrap();
     b.set_nodelay(true).unwrap();
     d.wait_for("tcp peer connected", WAIT);
@@ -168,7 +152,7 @@ fn a_tcp_listener_takes_two_peers_at_once_each_its_own_stream() {
 
     // A third peer past max_peers, and one from outside the allow-list: each closed at once.
     for from in [[127, 0, 0, 1], [127, 0, 0, 3]] {
-        let mut refused = common::connect_from(from, &addr);
+        let mut refused = common::connect_from(from, &addr).unwrap();
         refused
             .set_read_timeout(Some(Duration::from_secs(10)))
             .unwrap();
@@ -223,23 +207,8 @@ fn a_tcp_listen_port_in_use_is_a_start_up_error() {
 
 #[test]
 fn check_config_shows_tcp_links_and_forwards_or_names_the_bad_key() {
-    let dir = common::scratch("tcp-check");
-    let run = |text: &str| {
-        let path = dir.join("receiver.toml");
-        std::fs::write(&path, text).unwrap();
-        let out = std::process::Command::new(common::binary())
-            .args(["check-config", "--config"])
-            .arg(&path)
-            .output()
-            .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).to_string(),
-            String::from_utf8_lossy(&out.stderr).to_string(),
-        )
-    };
     let links = "[[link]]\nname = \"sitl\"\ntcp = \"127.0.0.1:5760\"\n[[link]]\nname = \"router\"\ntcp_listen = \"0.0.0.0:5761\"\nmax_peers = 4\n";
-    let (code, out, err) = run(&format!(
+    let (code, out, err) = common::check_config(&format!(
         "{links}[[forward]]\nname = \"qgc\"\ntcp_listen = \"127.0.0.1:5770\"\nmsgs = [\"HEARTBEAT\", 33]\nlinks = [\"sitl\"]\n"
     ));
     assert_eq!(code, Some(0), "{err}");
@@ -253,14 +222,10 @@ fn check_config_shows_tcp_links_and_forwards_or_names_the_bad_key() {
         serde_json::json!(["HEARTBEAT", "GLOBAL_POSITION_INT"])
     );
     // The forward's queue and its peers' are in what the unit must allow.
-    let plain: serde_json::Value = serde_json::from_str(&run(links).1).unwrap();
+    let plain: serde_json::Value = serde_json::from_str(&common::check_config(links).1).unwrap();
     assert!(v["needs"]["memory_mb"].as_u64() > plain["needs"]["memory_mb"].as_u64());
-    let (code, _, err) = run(&format!(
-        "{links}[[forward]]\nudp = \"127.0.0.1:14550\"\nlinks = [\"radio9\"]\n"
-    ));
-    assert_eq!(code, Some(78));
-    assert!(
-        err.contains("forward[0].links") && err.contains("radio9"),
-        "{err}"
+    common::assert_config_refused(
+        &format!("{links}[[forward]]\nudp = \"127.0.0.1:14550\"\nlinks = [\"radio9\"]\n"),
+        &["forward[0].links", "radio9"],
     );
 }

@@ -103,10 +103,8 @@ fn a_full_disk_buffers_receipts_keeps_alerting_and_counts_drops_exactly() {
     }
     let _unmount = Unmount(dir.join("data"));
     let config = "data_dir = \"{dir}/data\"\nfsync_interval_s = 0.05\nbuffer_mb = 1\n[http]\nlisten = \"127.0.0.1:0\"\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n[gap]\nthreshold_s = 1.0\n";
-    let mut d = Daemon::start("diskfull", config);
-    let udp = d.udp_addr("radio1");
+    let (mut d, udp) = Daemon::start_radio1("diskfull", config);
     let http = d.http_addr();
-    d.wait_for("receiver started", WAIT);
     let mut sse = TcpStream::connect(&http).unwrap();
     sse.write_all(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         .unwrap();
@@ -189,9 +187,7 @@ fn a_full_disk_buffers_receipts_keeps_alerting_and_counts_drops_exactly() {
 #[test]
 fn a_sighup_storm_under_load_loses_no_line() {
     let config = "data_dir = \"{dir}/data\"\nfsync_interval_s = 0.2\n[http]\nlisten = \"127.0.0.1:0\"\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n";
-    let mut d = Daemon::start("hupstorm", config);
-    let udp = d.udp_addr("radio1");
-    d.wait_for("receiver started", WAIT);
+    let (mut d, udp) = Daemon::start_radio1("hupstorm", config);
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     // What is tested is rotation under steady input, not the receive rate (that is a benchmark:
     // BENCHMARKS.md): 5,000 frames at about 5,000 a second, a SIGHUP every 100 frames.
@@ -238,9 +234,7 @@ fn a_webhook_that_never_answers_does_not_delay_alerts() {
     let config = format!(
         "data_dir = \"{{dir}}/data\"\nfsync_interval_s = 0.05\n[http]\nlisten = \"127.0.0.1:0\"\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n[gap]\nthreshold_s = 1.0\n[webhook]\nurl = \"http://{hook}/alerts\"\nqueue = 4\n"
     );
-    let mut d = Daemon::start("slowhook", &config);
-    let udp = d.udp_addr("radio1");
-    d.wait_for("receiver started", WAIT);
+    let (mut d, udp) = Daemon::start_radio1("slowhook", &config);
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     for sysid in 1..=10u8 {
         sock.send_to(&hb(sysid, 0), udp).unwrap();

@@ -10,7 +10,6 @@ mod common;
 
 use foxborne_receiver::wire::{dialect, table};
 use serde_json::Value;
-use std::path::PathBuf;
 use std::process::Command;
 
 #[test]
@@ -30,28 +29,19 @@ fn every_field_of_every_corpus_frame_equals_pymavlink() {
     let mut pairs = Vec::new();
     for tlog in &tlogs {
         let jsonl = out.join(tlog.file_stem().unwrap()).with_extension("jsonl");
-        let status = Command::new(common::binary())
-            .args(["tlog", "convert", "--fields", "all", "--out"])
-            .arg(&jsonl)
-            .arg(tlog)
-            .stderr(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "tlog convert {}", tlog.display());
+        common::run_ok(
+            Command::new(common::binary())
+                .args(["tlog", "convert", "--fields", "all", "--out"])
+                .arg(&jsonl)
+                .arg(tlog),
+            &format!("tlog convert {}", tlog.display()),
+        );
         pairs.push(tlog.clone());
         pairs.push(jsonl);
     }
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/pymavlink_fields.py");
-    let run = Command::new(&python)
-        .arg(&script)
-        .args(&pairs)
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}: {}",
-        script.display(),
-        String::from_utf8_lossy(&run.stderr)
+    let run = common::run_ok(
+        common::python_script(&python, "pymavlink_fields.py").args(&pairs),
+        "pymavlink_fields.py",
     );
     let report: Value = serde_json::from_slice(&run.stdout).expect("the script's JSON report");
 

@@ -6,23 +6,15 @@
 
 mod common;
 
-use common::{eventually, status_entry, Daemon};
-use foxborne_receiver::wire::build::{self, Header};
+use common::{eventually, header, status_entry, Daemon};
+use foxborne_receiver::wire::build;
 use foxborne_receiver::wire::{DatagramScanner, ScanItem};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::UdpSocket;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 const WAIT: Duration = Duration::from_secs(20);
-
-fn header(sysid: u8, seq: u8) -> Header {
-    Header {
-        sysid,
-        compid: 1,
-        seq,
-    }
-}
 
 /// The `i`th valid frame of the test's stream: v1 and v2, four senders, four messages.
 fn frame(i: usize) -> Vec<u8> {
@@ -49,16 +41,11 @@ struct GroundStation {
 impl GroundStation {
     fn start(mode: &str, addr: &str, count: usize, out: std::path::PathBuf) -> GroundStation {
         let python = common::python_with(&["pymavlink"]);
-        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/forward_ground_station.py");
-        let mut child = Command::new(python)
-            .arg(script)
-            .args([mode, addr, &count.to_string()])
-            .arg(&out)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = common::spawn_talking(
+            common::python_script(&python, "forward_ground_station.py")
+                .args([mode, addr, &count.to_string()])
+                .arg(&out),
+        );
         let lines = BufReader::new(child.stdout.take().unwrap());
         let mut gs = GroundStation { child, lines, out };
         assert_eq!(gs.line(), "ready");

@@ -72,8 +72,7 @@ fn http_is_spoken_properly_and_foreign_hosts_get_421() {
         assert_eq!(status_code(&evil), 421, "{path}: {evil}");
         assert!(!evil.contains("vehicles"), "{evil}");
     }
-    let status: serde_json::Value =
-        serde_json::from_str(&common::http_get(&http, "/status")).unwrap();
+    let status = common::status(&http);
     assert_eq!(status["http"]["refused"]["host"], 3);
     assert!(status["http"]["connections_total"].as_u64().unwrap() >= 8);
     assert!(d.stop().success());
@@ -81,23 +80,9 @@ fn http_is_spoken_properly_and_foreign_hosts_get_421() {
 
 #[test]
 fn off_loopback_a_token_is_required_and_check_config_refuses_a_listener_without_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let open = dir.path().join("open.toml");
-    std::fs::write(
-        &open,
+    common::assert_config_refused(
         "[[link]]\nname = \"a\"\nudp = \"127.0.0.1:0\"\n[http]\nlisten = \"0.0.0.0:9137\"\n",
-    )
-    .unwrap();
-    let out = Command::new(common::binary())
-        .args(["check-config", "--config"])
-        .arg(&open)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(78), "{stderr}");
-    assert!(
-        stderr.contains("http.token") && stderr.contains("0.0.0.0:9137"),
-        "{stderr}"
+        &["http.token", "0.0.0.0:9137"],
     );
 
     let token = "range-north-5f1c0d9e7a2b4c68";
@@ -178,15 +163,11 @@ fn off_loopback_a_token_is_required_and_check_config_refuses_a_listener_without_
     assert_eq!(status_code(&get("/board.js", "")), 401);
 
     // The status verb sends the config's token.
-    let status = Command::new(common::binary())
-        .args(["status", "--addr", &addr, "--config"])
-        .arg(d.dir.join("receiver.toml"))
-        .output()
-        .unwrap();
-    assert!(
-        status.status.success(),
-        "{}",
-        String::from_utf8_lossy(&status.stderr)
+    let status = common::run_ok(
+        Command::new(common::binary())
+            .args(["status", "--addr", &addr, "--config"])
+            .arg(d.dir.join("receiver.toml")),
+        "status with the config's token",
     );
     assert!(String::from_utf8_lossy(&status.stdout).contains("radio1"));
     let without = Command::new(common::binary())
@@ -202,10 +183,8 @@ fn off_loopback_a_token_is_required_and_check_config_refuses_a_listener_without_
 /// `Last-Event-ID` is given what it missed, in order; an id from another run gets `resync`.
 #[test]
 fn a_client_that_reconnects_with_last_event_id_gets_the_gap_it_missed() {
-    let mut d = Daemon::start("sse-resume", &local_config(""));
-    let udp = d.udp_addr("radio1");
+    let (mut d, udp) = Daemon::start_radio1("sse-resume", &local_config(""));
     let http = d.http_addr();
-    d.wait_for("receiver started", WAIT);
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
 
     let first = SseClient::connect(&http, None);
@@ -280,10 +259,8 @@ fn a_client_that_reconnects_with_last_event_id_gets_the_gap_it_missed() {
 #[cfg_attr(foxborne_no_python, ignore = "needs the Python references (README)")]
 fn metrics_parse_with_prometheus_client_and_latency_is_a_histogram_in_seconds() {
     let python = common::python();
-    let mut d = Daemon::start("metrics", &local_config(""));
-    let udp = d.udp_addr("radio1");
+    let (mut d, udp) = Daemon::start_radio1("metrics", &local_config(""));
     let http = d.http_addr();
-    d.wait_for("receiver started", WAIT);
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     sock.send_to(&hb(5, 0), udp).unwrap();
     for k in 0..20u32 {
@@ -337,12 +314,7 @@ print(len(fams), "families")
         .unwrap()
         .write_all(text.as_bytes())
         .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}\n{text}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&child.wait_with_output().unwrap(), &text);
     assert!(d.stop().success());
 }
 
@@ -352,10 +324,8 @@ print(len(fams), "families")
 /// window), 201. `/status` and `/metrics` both count exactly that.
 #[test]
 fn duplicates_late_frames_and_resets_are_counted_on_status_and_metrics() {
-    let mut d = Daemon::start("seq-anomalies", &local_config(""));
-    let udp = d.udp_addr("radio1");
+    let (mut d, udp) = Daemon::start_radio1("seq-anomalies", &local_config(""));
     let http = d.http_addr();
-    d.wait_for("receiver started", WAIT);
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     let seqs = [10u8, 11, 11, 14, 12, 13, 200, 201];
     for seq in seqs {

@@ -84,23 +84,19 @@ fn a_peer_holding_streams_and_slowloris_leaves_room_for_short_requests_and_alert
     let hostile = [127, 0, 0, 2];
     let mut silent = Vec::new();
     for _ in 0..300 {
-        let mut s = common::connect_from(hostile, &http);
+        let mut s = common::connect_from(hostile, &http).unwrap();
         s.write_all(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             .unwrap();
         silent.push(s);
     }
     let mut slow = Vec::new();
     for _ in 0..300 {
-        let mut s = common::connect_from(hostile, &http);
+        let mut s = common::connect_from(hostile, &http).unwrap();
         s.write_all(b"GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
             .unwrap();
         slow.push(s);
     }
-    let http_status = |http: &str| -> serde_json::Value {
-        serde_json::from_str::<serde_json::Value>(&common::http_get(http, "/status")).unwrap()
-            ["http"]
-            .clone()
-    };
+    let http_status = |http: &str| -> serde_json::Value { common::status(http)["http"].clone() };
     // The peer's streams past its limit were closed for its newer ones: of its 300, the daemon
     // holds at most its 16 open; its idle connections past its limit went for newer ones too.
     assert!(

@@ -5,21 +5,12 @@
 mod common;
 
 use common::{eventually, Daemon};
-use foxborne_receiver::wire::build::{self, Header};
+use foxborne_receiver::wire::build::heartbeat_v2 as heartbeat;
 use std::net::UdpSocket;
 use std::os::unix::net::UnixDatagram;
 use std::time::{Duration, Instant};
 
 const WAIT: Duration = Duration::from_secs(20);
-
-fn heartbeat(sysid: u8, seq: u8) -> Vec<u8> {
-    let header = Header {
-        sysid,
-        compid: 1,
-        seq,
-    };
-    build::v2(header, 0, &build::heartbeat_payload(2, 3))
-}
 
 /// 64 KB datagrams that each make a naive scanner work hard: every byte a MAVLink 1 start
 /// (0xFE), or a MAVLink 2 start of a 255-byte message every 12 bytes.

@@ -102,16 +102,13 @@ impl Replay {
     fn start(dir: &Path, tlog: &Path, master: u16) -> Replay {
         let (python, _) = common::mavproxy();
         let sent_file = dir.join("sent.hex");
-        let mut child = Command::new(python)
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mavproxy_replay.py"))
-            .arg(tlog)
-            .arg(format!("127.0.0.1:{master}"))
-            .arg(RATE.to_string())
-            .arg(&sent_file)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = common::spawn_talking(
+            common::python_script(&python, "mavproxy_replay.py")
+                .arg(tlog)
+                .arg(format!("127.0.0.1:{master}"))
+                .arg(RATE.to_string())
+                .arg(&sent_file),
+        );
         let lines = BufReader::new(child.stdout.take().unwrap());
         Replay {
             child,
@@ -164,9 +161,7 @@ fn sysid(frame: &[u8]) -> u8 {
 
 /// Whether the receiver has recorded a frame from `sysid` (per `/status`).
 fn heard(http: &str, sysid: u8) -> bool {
-    let status: serde_json::Value =
-        serde_json::from_str(&common::http_get(http, "/status")).unwrap();
-    status["receipts"]
+    common::status(http)["receipts"]
         .as_array()
         .unwrap()
         .iter()

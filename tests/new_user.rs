@@ -130,9 +130,7 @@ fn status_without_a_config_asks_the_default_address_and_says_so() {
 #[test]
 fn a_udp_link_reports_up_and_simulate_feeds_it() {
     let config = "data_dir = \"{dir}/data\"\nfsync_interval_s = 0.05\n[http]\nlisten = \"127.0.0.1:0\"\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n";
-    let mut d = Daemon::start("newuser", config);
-    let udp = d.udp_addr("radio1");
-    d.wait_for("receiver started", WAIT);
+    let (mut d, udp) = Daemon::start_radio1("newuser", config);
     let events = d.dir.join("data/events/current.jsonl");
     let link_up = || {
         std::fs::read_to_string(&events)
@@ -149,19 +147,19 @@ fn a_udp_link_reports_up_and_simulate_feeds_it() {
         "{up}"
     );
 
-    let out = Command::new(common::binary())
-        .args(["simulate", "--to", &udp.to_string(), "--vehicles", "2"])
-        .args([
-            "--first-sysid",
-            "41",
-            "--interval-s",
-            "0.1",
-            "--duration-s",
-            "0.5",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    common::run_ok(
+        Command::new(common::binary())
+            .args(["simulate", "--to", &udp.to_string(), "--vehicles", "2"])
+            .args([
+                "--first-sysid",
+                "41",
+                "--interval-s",
+                "0.1",
+                "--duration-s",
+                "0.5",
+            ]),
+        "simulate",
+    );
     assert!(eventually(WAIT, || {
         let receipts = d.receipts();
         [41, 42].iter().all(|sysid| {

@@ -5,24 +5,20 @@
 
 mod common;
 
+use common::nats::Nats;
 use common::Daemon;
 use foxborne_receiver::wire::build::heartbeat_v2 as hb;
-use std::net::UdpSocket;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::net::{SocketAddr, UdpSocket};
+use std::path::Path;
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const WAIT: Duration = Duration::from_secs(20);
 
-/// A `nats-server -js` on a free port with its own store; killed on drop.
-struct Nats {
-    child: Child,
-    port: u16,
-    store: PathBuf,
-}
-
+/// The test's own additions to the shared server: a start that checks for it, and what a
+/// site or the range would see through a client.
 impl Nats {
     /// A test that calls this is `#[cfg_attr(foxborne_no_nats, ignore = ...)]`, so here a
     /// missing nats-server is a failure.
@@ -34,70 +30,26 @@ impl Nats {
                 .is_ok(),
             "nats-server is not installed (apt install nats-server)"
         );
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        Self::start_on(store, port)
+        Self::start_on(store, common::nats::free_port())
     }
 
-    fn start_on(store: &Path, port: u16) -> Nats {
-        let mut child = Command::new("nats-server")
-            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
-            .arg(store)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            use std::io::BufRead;
-            for line in std::io::BufReader::new(stderr)
-                .lines()
-                .map_while(Result::ok)
-            {
-                if line.contains("Server is ready") {
-                    let _ = tx.send(());
-                }
-            }
-        });
-        rx.recv_timeout(WAIT)
-            .expect("nats-server did not become ready");
-        Nats {
-            child,
-            port,
-            store: store.to_path_buf(),
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("nats://127.0.0.1:{}", self.port)
-    }
-
-    fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-
-    fn restart(&mut self) {
-        self.stop();
-        *self = Nats::start_on(&self.store.clone(), self.port);
-    }
-
-    /// One message, published as a site would (core NATS; the stream stores it).
-    fn publish(&self, subject: &str, payload: &str) {
+    /// `work` with a client connected to this server, on a runtime of its own.
+    fn with_client<T, F: std::future::Future<Output = T>>(
+        &self,
+        work: impl FnOnce(async_nats::Client) -> F,
+    ) -> T {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
-        runtime.block_on(async {
-            let client = async_nats::connect(self.url()).await.unwrap();
-            client
-                .publish(subject.to_string(), payload.to_string().into())
-                .await
-                .unwrap();
+        runtime.block_on(async { work(async_nats::connect(self.url()).await.unwrap()).await })
+    }
+
+    /// One message, published as a site would (core NATS; the stream stores it).
+    fn publish(&self, subject: &str, payload: &str) {
+        let (subject, payload) = (subject.to_string(), payload.to_string());
+        self.with_client(|client| async move {
+            client.publish(subject, payload.into()).await.unwrap();
             client.flush().await.unwrap();
         })
     }
@@ -106,12 +58,7 @@ impl Nats {
     /// sites' progress marks), as JetStream counts them by subject.
     fn receipt_messages(&self) -> u64 {
         use futures_util::StreamExt;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            let client = async_nats::connect(self.url()).await.unwrap();
+        self.with_client(|client| async move {
             let js = async_nats::jetstream::new(client);
             let stream = js.get_stream("FOXBORNE_RECEIPTS").await.unwrap();
             let mut subjects = stream
@@ -136,12 +83,8 @@ impl Nats {
     /// Messages in a stream, as JetStream reports them.
     #[allow(dead_code)]
     fn stream_messages(&self, stream: &str) -> u64 {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            let client = async_nats::connect(self.url()).await.unwrap();
+        let stream = stream.to_string();
+        self.with_client(|client| async move {
             let js = async_nats::jetstream::new(client);
             let mut stream = js.get_stream(stream).await.unwrap();
             stream.info().await.unwrap().state.messages
@@ -149,16 +92,33 @@ impl Nats {
     }
 }
 
-impl Drop for Nats {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
 fn site_config(nats: &str, site: &str) -> String {
     format!(
         "data_dir = \"{{dir}}/data\"\nfsync_interval_s = 0.05\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n[gap]\nthreshold_s = 3.0\n[http]\nlisten = \"127.0.0.1:0\"\n[publish]\nnats_url = \"{nats}\"\nsite = \"{site}\"\n"
     )
+}
+
+/// A site receiver publishing to `nats` as `site`, started and publishing; its link's address.
+fn start_site(name: &str, nats: &Nats, site: &str) -> (Daemon, SocketAddr) {
+    let mut d = Daemon::start(name, &site_config(&nats.url(), site));
+    let udp = d.udp_addr("radio1");
+    d.wait_for("publishing the receive log", WAIT);
+    (d, udp)
+}
+
+/// A range named `name` consuming `nats`, with `more` (tables) after its own.
+fn range_config(nats: &Nats, name: &str, more: &str) -> String {
+    format!(
+        "data_dir = \"{{dir}}/data\"\nfsync_interval_s = 0.05\n[range]\nnats_url = \"{}\"\nname = \"{name}\"\n[http]\nlisten = \"127.0.0.1:0\"\n{more}",
+        nats.url()
+    )
+}
+
+/// The binary's `range` with `config`, started.
+fn start_range(name: &str, config: &str) -> Daemon {
+    let mut range = Daemon::start_verb(name, "range", config, &[], |_| {});
+    range.wait_for("range started", WAIT);
+    range
 }
 
 fn events_of(daemon: &Daemon, kind: &str) -> Vec<serde_json::Value> {
@@ -211,13 +171,8 @@ fn events_on_another_clock_a_day_or_a_year_off_stay_in_the_open_events_file() {
     const DAY_NS: i64 = 86_400 * 1_000_000_000;
     let store = tempfile::tempdir().unwrap();
     let nats = Nats::start(store.path());
-    let range_config = format!(
-        "data_dir = \"{{dir}}/data\"\nfsync_interval_s = 0.05\n[range]\nnats_url = \"{}\"\nname = \"skew\"\n[http]\nlisten = \"127.0.0.1:0\"\n",
-        nats.url()
-    );
     let first_day = utc_now_ns().div_euclid(DAY_NS);
-    let mut range = Daemon::start_verb("range-skew", "range", &range_config, &[], |_| {});
-    range.wait_for("range started", WAIT);
+    let mut range = start_range("range-skew", &range_config(&nats, "skew", ""));
     let current = range.dir.join("data/events/current.jsonl");
     let opened = std::fs::read_link(&current).expect("current.jsonl after the start event");
     // A site whose clock is a day behind, then a year ahead, a day ahead, a year behind: each
@@ -272,17 +227,14 @@ fn events_on_another_clock_a_day_or_a_year_off_stay_in_the_open_events_file() {
 fn a_vehicle_heard_by_any_site_is_not_in_a_range_gap() {
     let store = tempfile::tempdir().unwrap();
     let nats = Nats::start(store.path());
-    let mut north = Daemon::start("range-north", &site_config(&nats.url(), "north"));
-    let mut south = Daemon::start("range-south", &site_config(&nats.url(), "south"));
-    let (north_udp, south_udp) = (north.udp_addr("radio1"), south.udp_addr("radio1"));
-    north.wait_for("publishing the receive log", WAIT);
-    south.wait_for("publishing the receive log", WAIT);
-    let range_config = format!(
-        "data_dir = \"{{dir}}/data\"\nfsync_interval_s = 0.05\n[range]\nnats_url = \"{}\"\nname = \"test\"\n[gap]\nthreshold_s = 3.0\nvehicles = {{ 42 = \"UAS-42\" }}\n[http]\nlisten = \"127.0.0.1:0\"\n",
-        nats.url()
+    let (mut north, north_udp) = start_site("range-north", &nats, "north");
+    let (mut south, south_udp) = start_site("range-south", &nats, "south");
+    let config = range_config(
+        &nats,
+        "test",
+        "[gap]\nthreshold_s = 3.0\nvehicles = { 42 = \"UAS-42\" }\n",
     );
-    let mut range = Daemon::start_verb("range-view", "range", &range_config, &[], |_| {});
-    range.wait_for("range started", WAIT);
+    let mut range = start_range("range-view", &config);
 
     // 41 heard by both sites, 42 by north only, every 200 ms. Phase 1 (bit 1): 41 quiet at north;
     // phase 2 (bit 2): 42 quiet.
@@ -308,8 +260,7 @@ fn a_vehicle_heard_by_any_site_is_not_in_a_range_gap() {
     };
     // The range has heard both vehicles from both sites before anything goes quiet.
     assert!(common::eventually(WAIT, || {
-        let status: serde_json::Value =
-            serde_json::from_str(&common::http_get(&range.http_addr(), "/status")).unwrap();
+        let status = common::status(&range.http_addr());
         status["vehicles"].as_array().is_some_and(|v| {
             v.iter()
                 .any(|v| v["sysid"] == 41 && v["links"] == serde_json::json!(["north", "south"]))
@@ -323,8 +274,7 @@ fn a_vehicle_heard_by_any_site_is_not_in_a_range_gap() {
     phase.store(1, Ordering::SeqCst);
     let quiet_for = quiet_from.elapsed();
     assert!(common::eventually(WAIT, || range_gaps(&range).len() >= 2));
-    let status: serde_json::Value =
-        serde_json::from_str(&common::http_get(&range.http_addr(), "/status")).unwrap();
+    let status = common::status(&range.http_addr());
     let sites: Vec<(&str, bool)> = status["sites"]
         .as_array()
         .unwrap()
@@ -340,8 +290,7 @@ fn a_vehicle_heard_by_any_site_is_not_in_a_range_gap() {
     // The sites that hear each vehicle now: 41 is south's alone since north lost it (the
     // snapshot is refreshed every 0.5 s, so it may not show 42's return yet).
     assert!(common::eventually(WAIT, || {
-        let status: serde_json::Value =
-            serde_json::from_str(&common::http_get(&range.http_addr(), "/status")).unwrap();
+        let status = common::status(&range.http_addr());
         let links_of = |sysid: u64| {
             status["vehicles"]
                 .as_array()
@@ -364,8 +313,7 @@ fn a_vehicle_heard_by_any_site_is_not_in_a_range_gap() {
         );
     }
     assert!(common::eventually(WAIT, || {
-        let status: serde_json::Value =
-            serde_json::from_str(&common::http_get(&range.http_addr(), "/status")).unwrap();
+        let status = common::status(&range.http_addr());
         status["sites"][1]["unsynchronised"] == true
             && events_of(&range, "coverage")
                 .last()
@@ -374,11 +322,9 @@ fn a_vehicle_heard_by_any_site_is_not_in_a_range_gap() {
     // A restarted range (same name: same durable consumer, a fresh events file) resumes where
     // the last one stopped and alerts nothing old again, while the vehicles go on beating.
     assert!(range.stop().success());
-    let mut resumed = Daemon::start_verb("range-view-resumed", "range", &range_config, &[], |_| {});
-    resumed.wait_for("range started", WAIT);
+    let mut resumed = start_range("range-view-resumed", &config);
     let heard_at = |daemon: &mut Daemon, sysid: u64| -> Option<String> {
-        let status: serde_json::Value =
-            serde_json::from_str(&common::http_get(&daemon.http_addr(), "/status")).unwrap();
+        let status = common::status(&daemon.http_addr());
         status["vehicles"]
             .as_array()?
             .iter()
@@ -448,17 +394,13 @@ fn a_vehicle_heard_by_any_site_is_not_in_a_range_gap() {
 fn nats_down_for_5_s_loses_and_duplicates_nothing_and_never_pauses_receiving() {
     let store = tempfile::tempdir().unwrap();
     let mut nats = Nats::start(store.path());
-    let mut west = Daemon::start("range-outage-west", &site_config(&nats.url(), "west"));
-    let mut east = Daemon::start("range-outage-east", &site_config(&nats.url(), "east"));
-    let udp = [west.udp_addr("radio1"), east.udp_addr("radio1")];
-    west.wait_for("publishing the receive log", WAIT);
-    east.wait_for("publishing the receive log", WAIT);
-    let range_config = format!(
-        "data_dir = \"{{dir}}/data\"\nfsync_interval_s = 0.05\n[range]\nnats_url = \"{}\"\nname = \"outage\"\n[gap]\nthreshold_s = 3.0\n[http]\nlisten = \"127.0.0.1:0\"\n",
-        nats.url()
+    let (mut west, west_udp) = start_site("range-outage-west", &nats, "west");
+    let (mut east, east_udp) = start_site("range-outage-east", &nats, "east");
+    let udp = [west_udp, east_udp];
+    let mut range = start_range(
+        "range-outage",
+        &range_config(&nats, "outage", "[gap]\nthreshold_s = 3.0\n"),
     );
-    let mut range = Daemon::start_verb("range-outage", "range", &range_config, &[], |_| {});
-    range.wait_for("range started", WAIT);
     let (stop, quiet_6) = (
         Arc::new(AtomicBool::new(false)),
         Arc::new(AtomicBool::new(false)),
@@ -495,8 +437,7 @@ fn nats_down_for_5_s_loses_and_duplicates_nothing_and_never_pauses_receiving() {
     assert!(common::eventually(WAIT, || receipts(&west, &east) > 200));
     // The range hears all six before the outage.
     assert!(common::eventually(WAIT, || {
-        let status: serde_json::Value =
-            serde_json::from_str(&common::http_get(&range.http_addr(), "/status")).unwrap();
+        let status = common::status(&range.http_addr());
         status["vehicles"].as_array().is_some_and(|v| v.len() == 6)
     }));
     let before_outage = receipts(&west, &east);
@@ -516,8 +457,7 @@ fn nats_down_for_5_s_loses_and_duplicates_nothing_and_never_pauses_receiving() {
     // The range says so on /status (the board's source): both sites' input stalled.
     let range_http = range.http_addr();
     let range_sites = || -> Vec<(String, bool)> {
-        let status: serde_json::Value =
-            serde_json::from_str(&common::http_get(&range_http, "/status")).unwrap();
+        let status = common::status(&range_http);
         status["sites"]
             .as_array()
             .map(|sites| {
@@ -620,9 +560,7 @@ fn nats_down_for_5_s_loses_and_duplicates_nothing_and_never_pauses_receiving() {
     assert!(range.stop().success());
     for site in [&mut west, &mut east] {
         let http = site.http_addr();
-        let status = || -> serde_json::Value {
-            serde_json::from_str(&common::http_get(&http, "/status")).unwrap()
-        };
+        let status = || common::status(&http);
         // The publisher's counters are sampled as it goes: wait for the sample after the last ack.
         assert!(
             common::eventually(WAIT, || status()["publish"]["streams"][0]["pending_bytes"]

@@ -10,9 +10,9 @@
 
 mod common;
 
-use common::{eventually, http_get, Daemon};
+use common::{eventually, status, Daemon};
 use serde_json::{json, Value};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -43,11 +43,7 @@ fn start(name: &str, links: &[&str]) -> (Daemon, Vec<u16>) {
 fn spawn_peer(scenario: &str, ports: &[u16]) -> Child {
     let python = common::python_with(&["pymavlink"]);
     let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
-    Command::new(python)
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/redundancy_peer.py"
-        ))
+    common::python_script(&python, "redundancy_peer.py")
         .arg(scenario)
         .args(["--ports", &ports.join(",")])
         .stdout(Stdio::piped())
@@ -59,17 +55,9 @@ fn spawn_peer(scenario: &str, ports: &[u16]) -> Child {
 /// Waits for the peer to finish; what it says it sent.
 fn finish(peer: Child) -> Value {
     let out = peer.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "peer failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&out, "peer");
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
-}
-
-fn status(http: &str) -> Value {
-    serde_json::from_str(&http_get(http, "/status")).unwrap()
 }
 
 /// `/status`'s vehicle `sysid` (null when it is not there).

@@ -68,15 +68,15 @@ struct Replay {
 }
 
 /// Made once; a failure is kept, so the other tests fail at once instead of replaying again.
-static REPLAY: OnceLock<Result<Option<Replay>, String>> = OnceLock::new();
+static REPLAY: OnceLock<Result<Replay, String>> = OnceLock::new();
 
-fn replay() -> Option<&'static Replay> {
+fn replay() -> &'static Replay {
     let made = REPLAY.get_or_init(|| {
         std::panic::catch_unwind(make_replay)
             .map_err(|_| "making the replay failed: see the first test's output".to_string())
     });
     match made {
-        Ok(r) => r.as_ref(),
+        Ok(r) => r,
         Err(e) => panic!("{e}"),
     }
 }
@@ -103,19 +103,17 @@ fn files_under(root: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn make_replay() -> Option<Replay> {
+fn make_replay() -> Replay {
     let python = common::python();
-    let corpus = common::corpus_log(FLIGHT)?;
+    let corpus = common::corpus_log(FLIGHT);
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sortie-replay");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
 
-    let mut daemon = Daemon::start(
+    let (mut daemon, udp) = Daemon::start_radio1(
         "sortie",
         "data_dir = \"{dir}/data\"\nfsync_interval_s = 0.05\nfields = [\"HEARTBEAT\", \"SYSTEM_TIME\"]\n[latency]\nreport_interval_s = 2.0\n[http]\nlisten = \"127.0.0.1:0\"\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n",
     );
-    let udp = daemon.udp_addr("radio1");
-    daemon.wait_for("receiver started", Duration::from_secs(10));
     // The vehicle booted so that flight time 104 s comes 2.5 s from now (the sender's start-up).
     let boot_us = now_us() + 2_500_000 - (START_S * 1e6) as i64;
     let args: Vec<std::ffi::OsString> = [
@@ -179,14 +177,14 @@ fn make_replay() -> Option<Replay> {
 
     let flight = dir.join("flown_today.ulg");
     std::fs::write(&flight, gps_moved(&corpus, boot_us)).unwrap();
-    Some(Replay {
+    Replay {
         dir,
         flight,
         receive,
         events,
         boot_us,
         sent,
-    })
+    }
 }
 
 /// The log's bytes with every non-zero GPS `time_utc_usec` moved by one constant, so that its
@@ -319,7 +317,7 @@ fn assert_placed(receipt: &Value, boot_s: f64, bound_ms: f64, boot_us: i64) {
 #[cfg_attr(foxborne_no_python, ignore = "needs the Python references (README)")]
 #[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn the_gap_is_placed_at_the_cut_within_its_bound() {
-    let Some(r) = replay() else { return };
+    let r = replay();
     let (code, lines, stderr) = sortie(&r.flight, &grounds(r), &[]);
     assert_eq!(code, 0, "{stderr}");
     let gap = the_gap(&lines);
@@ -458,7 +456,7 @@ fn air_entry<'a>(lines: &'a [Value], kind: &str, title: &str) -> &'a Value {
 #[cfg_attr(foxborne_no_python, ignore = "needs the Python references (README)")]
 #[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn px4_events_and_rule_findings_are_on_the_timeline() {
-    let Some(r) = replay() else { return };
+    let r = replay();
     let (code, lines, stderr) = sortie(&r.flight, &grounds(r), &[]);
     assert_eq!(code, 0, "{stderr}");
     let used = lines.iter().find(|l| l["used"] == true).unwrap();
@@ -545,7 +543,7 @@ fn px4_events_and_rule_findings_are_on_the_timeline() {
 #[cfg_attr(foxborne_no_python, ignore = "needs the Python references (README)")]
 #[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn the_ground_anchor_agrees_with_the_gps_anchor_and_holds_the_true_boot() {
-    let Some(r) = replay() else { return };
+    let r = replay();
     let (code, lines, stderr) = sortie(&r.flight, &grounds(r), &[]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(lines[0]["source"], "gps");
@@ -635,7 +633,7 @@ fn thirty_seconds_off(r: &Replay) -> Vec<PathBuf> {
 #[cfg_attr(foxborne_no_python, ignore = "needs the Python references (README)")]
 #[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn a_receiver_clock_30_s_off_is_caught_by_the_cross_check() {
-    let Some(r) = replay() else { return };
+    let r = replay();
     let off = thirty_seconds_off(r);
     let ground: Vec<&Path> = off.iter().map(PathBuf::as_path).collect();
     let (code, lines, stderr) = sortie(&r.flight, &ground, &[]);
@@ -677,7 +675,7 @@ fn a_receiver_clock_30_s_off_is_caught_by_the_cross_check() {
 #[cfg_attr(foxborne_no_python, ignore = "needs the Python references (README)")]
 #[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn no_gps_and_no_system_time_receipts_say_elapsed_time_only() {
-    let Some(r) = replay() else { return };
+    let r = replay();
     // Heartbeats only (no SYSTEM_TIME lines), against a log whose GPS never had UTC.
     let heartbeats = r.dir.join("heartbeats-only.jsonl");
     let text: String = r
@@ -694,7 +692,7 @@ fn no_gps_and_no_system_time_receipts_say_elapsed_time_only() {
         .map(|l| l + "\n")
         .collect();
     std::fs::write(&heartbeats, text).unwrap();
-    let no_gps = common::corpus_log("flightreview_gps_interference.ulg").unwrap();
+    let no_gps = common::corpus_log("flightreview_gps_interference.ulg");
     let (code, lines, stderr) = sortie(&no_gps, &[&heartbeats], &[]);
     assert_eq!(code, 0, "{stderr}");
     assert!(lines
@@ -726,7 +724,7 @@ fn no_gps_and_no_system_time_receipts_say_elapsed_time_only() {
 #[test]
 #[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn a_ground_record_of_another_vehicle_is_refused_naming_both_ids() {
-    let flight = common::corpus_log(FLIGHT).unwrap();
+    let flight = common::corpus_log(FLIGHT);
     // A real ground station's record of system 20.
     let other = common::corpus_file("tlog", "olivieri_20211125-124019.tlog");
     let (code, lines, stderr) = sortie(&flight, &[&other], &[]);
@@ -753,7 +751,7 @@ fn a_ground_record_of_another_vehicle_is_refused_naming_both_ids() {
 #[cfg_attr(foxborne_no_python, ignore = "needs the Python references (README)")]
 #[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn a_receive_log_of_another_vehicle_is_refused_naming_both_ids() {
-    let Some(r) = replay() else { return };
+    let r = replay();
     // The live daemon's own record of the replay, as if another vehicle (system 42) had flown
     // the same minutes: every receipt's sysid rewritten, nothing else.
     let other = r.dir.join("another-vehicle.jsonl");
@@ -804,7 +802,7 @@ fn uncited(lines: &[Value]) -> Vec<Value> {
 #[cfg_attr(foxborne_no_python, ignore = "needs the Python references (README)")]
 #[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn a_data_dir_gives_the_timeline_its_files_give() {
-    let Some(r) = replay() else { return };
+    let r = replay();
     let data = r.dir.join("data");
     let (code, by_files, stderr) = sortie(&r.flight, &grounds(r), &[]);
     assert_eq!(code, 0, "{stderr}");
@@ -850,15 +848,15 @@ fn a_data_dir_gives_the_timeline_its_files_give() {
 #[cfg_attr(foxborne_no_python, ignore = "needs the Python references (README)")]
 #[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn the_table_shows_the_gap_and_its_window() {
-    let Some(r) = replay() else { return };
-    let out = Command::new(common::binary())
-        .arg("sortie")
-        .arg(&r.flight)
-        .args(grounds(r))
-        .args(["--format", "table"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let r = replay();
+    let out = common::run_ok(
+        Command::new(common::binary())
+            .arg("sortie")
+            .arg(&r.flight)
+            .args(grounds(r))
+            .args(["--format", "table"]),
+        "sortie --format table",
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("ANCHORS\n"), "{text}");
     assert!(text.contains("Nothing for 6.00 s"), "{text}");
@@ -871,21 +869,17 @@ fn the_table_shows_the_gap_and_its_window() {
 #[cfg_attr(foxborne_no_browser, ignore = "needs the browser kit (README)")]
 #[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn the_report_draws_the_ground_lane_in_headless_chromium() {
-    let Some(r) = replay() else { return };
+    let r = replay();
     let html = r.dir.join("report.html");
-    let out = Command::new(common::binary())
-        .args(["ulog", "report"])
-        .arg(&r.flight)
-        .arg("--out")
-        .arg(&html)
-        .arg("--ground")
-        .args(grounds(r))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    common::run_ok(
+        Command::new(common::binary())
+            .args(["ulog", "report"])
+            .arg(&r.flight)
+            .arg("--out")
+            .arg(&html)
+            .arg("--ground")
+            .args(grounds(r)),
+        "ulog report --ground",
     );
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("class=\"ground-lane\""));
@@ -931,7 +925,7 @@ fn the_air_side_reads_what_pyulog_reads() {
         "stifael_14_19_29.ulg",
     ]
     .iter()
-    .map(|n| common::corpus_log(n).unwrap())
+    .map(|n| common::corpus_log(n))
     .collect();
     let args: Vec<std::ffi::OsString> = logs.iter().map(|l| l.clone().into_os_string()).collect();
     let oracle = python_lines(&python, "sortie_air_oracle.py", &args);

@@ -3,8 +3,6 @@
 
 mod common;
 
-use std::process::Command;
-
 fn temp(name: &str) -> common::Scratch {
     common::scratch(name)
 }
@@ -14,19 +12,8 @@ fn temp(name: &str) -> common::Scratch {
 fn ingest_exit_codes_through_the_binary() {
     let log = common::corpus_file("ulog", "pyulog_sample_log_small.ulg");
     let dir = temp("codes");
-    let out = Command::new(common::binary())
-        .args(["ulog", "ingest"])
-        .arg(&log)
-        .arg("--out")
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = common::ulog_ingest(&log, &dir).output().unwrap();
+    common::assert_exit(&out, 0);
     let report_path = String::from_utf8(out.stdout).unwrap().trim().to_string();
     let report: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&report_path).unwrap()).unwrap();
@@ -38,16 +25,12 @@ fn ingest_exit_codes_through_the_binary() {
     let cut = dir.join("cut.ulg");
     std::fs::write(&cut, &bytes[..bytes.len() / 2 + 7]).unwrap();
     let quarantine = dir.join("quarantine");
-    let out = Command::new(common::binary())
-        .args(["ulog", "ingest"])
-        .arg(&cut)
-        .arg("--out")
-        .arg(&dir)
+    let out = common::ulog_ingest(&cut, &dir)
         .arg("--quarantine")
         .arg(&quarantine)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(3));
+    common::assert_exit(&out, 3);
     assert_eq!(std::fs::read(&cut).unwrap(), &bytes[..bytes.len() / 2 + 7]);
     assert!(quarantine.join("cut.ulg").exists());
     let report: serde_json::Value =
@@ -60,13 +43,10 @@ fn ingest_exit_codes_through_the_binary() {
     let mut e = b"ULogEnc".to_vec();
     e.extend_from_slice(&[1u8; 40]);
     std::fs::write(&enc, e).unwrap();
-    let out = Command::new(common::binary())
-        .args(["ulog", "ingest"])
-        .arg(&enc)
-        .args(["--out", "-"])
+    let out = common::ulog_ingest(&enc, std::path::Path::new("-"))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(4));
+    common::assert_exit(&out, 4);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["status"], "rejected");
     assert_eq!(

@@ -166,7 +166,7 @@ impl Fixture {
         let mut all = vec!["runs"];
         all.extend(args);
         let o = self.ulog(&all);
-        assert!(o.status.success(), "{}", stderr(&o));
+        assert_ok(&o);
         lines(&o)
     }
 
@@ -176,7 +176,7 @@ impl Fixture {
 }
 
 fn assert_ok(o: &Output) {
-    assert!(o.status.success(), "{}", stderr(o));
+    common::assert_success(o, "ulog");
 }
 
 #[test]
@@ -349,11 +349,9 @@ fn two_ingests_at_once_into_one_catalog_with_a_reader_beside_them() {
         assert!(reads < 10_000, "the ingests never finished");
     }
     for w in writers {
-        let out = w.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        common::assert_success(
+            &w.wait_with_output().unwrap(),
+            "an ingest beside the reader",
         );
     }
     eprintln!("{reads} reads, {reads_during} while an ingest ran");

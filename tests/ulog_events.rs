@@ -20,16 +20,9 @@ fn ingest(path: &Path) -> Report {
 fn events_equal_pyulog_on_every_corpus_log() {
     let logs = common::corpus_logs();
     let python = common::python();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ulog_events_pyulog.py");
-    let run = Command::new(&python)
-        .arg(&script)
-        .args(&logs)
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "pyulog failed: {}",
-        String::from_utf8_lossy(&run.stderr)
+    let run = common::run_ok(
+        common::python_script(&python, "ulog_events_pyulog.py").args(&logs),
+        "pyulog",
     );
     let expected: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     let mut with_definitions = 0;

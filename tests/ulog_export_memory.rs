@@ -28,7 +28,7 @@ use foxborne_receiver::ulog::writer::UlogWriter;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use std::io::{BufWriter, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// Peak resident set of the largest child this process has waited for, in bytes.
 fn children_max_rss() -> u64 {
@@ -70,6 +70,18 @@ fn write_log(path: &Path, target: u64) -> u64 {
     size
 }
 
+/// `ulog export --format parquet` of `log` into `out`, as a child of this process; fails the
+/// test (saying `what`) unless it succeeds.
+fn export_parquet(log: &Path, out: &Path, what: &str) -> std::process::Output {
+    common::run_ok(
+        Command::new(common::binary())
+            .args(["ulog", "export", "--format", "parquet", "--out"])
+            .arg(out)
+            .arg(log),
+        what,
+    )
+}
+
 #[test]
 fn export_memory_stays_under_64_mb_and_grows_only_by_the_footers() {
     let dir = common::scratch("export-memory");
@@ -77,13 +89,7 @@ fn export_memory_stays_under_64_mb_and_grows_only_by_the_footers() {
     // runs the unoptimised binary, about 13 MiB more of it than the release one).
     let tiny = dir.join("tiny.ulg");
     write_log(&tiny, 64 << 10);
-    let run = Command::new(common::binary())
-        .args(["ulog", "export", "--format", "parquet", "--out"])
-        .arg(dir.join("tiny-out"))
-        .arg(&tiny)
-        .output()
-        .unwrap();
-    assert!(run.status.success());
+    export_parquet(&tiny, &dir.join("tiny-out"), "tiny");
     let base = children_max_rss();
     let mut peaks = Vec::new();
     // Both sizes write whole row groups (8 and 16 MiB per table), so that what the larger adds
@@ -92,19 +98,7 @@ fn export_memory_stays_under_64_mb_and_grows_only_by_the_footers() {
         let log = dir.join(format!("{name}.ulg"));
         let size = write_log(&log, target);
         let out = dir.join("out");
-        let run = Command::new(common::binary())
-            .args(["ulog", "export", "--format", "parquet", "--out"])
-            .arg(&out)
-            .arg(&log)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .output()
-            .unwrap();
-        assert!(
-            run.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&run.stderr)
-        );
+        let run = export_parquet(&log, &out, name);
         let stdout = String::from_utf8_lossy(&run.stdout);
         assert!(
             stdout.contains(&format!("{TOPICS} topic tables (")),

@@ -41,8 +41,8 @@ fn messages(bytes: &[u8]) -> Vec<(u64, usize, usize, u8, Option<u16>)> {
     out
 }
 
-fn corpus(name: &str) -> Option<Vec<u8>> {
-    common::corpus_log(name).map(|p| std::fs::read(p).unwrap())
+fn corpus(name: &str) -> Vec<u8> {
+    std::fs::read(common::corpus_log(name)).unwrap()
 }
 
 fn scratch(name: &str) -> common::Scratch {
@@ -65,9 +65,7 @@ fn garbage(seed: u64, n: usize) -> Vec<u8> {
 #[test]
 #[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn a_log_without_data_is_quarantined_not_complete() {
-    let Some(bytes) = corpus("pyulog_sample.ulg") else {
-        return;
-    };
+    let bytes = corpus("pyulog_sample.ulg");
     // The 16-byte header alone.
     let r = ingest(&bytes[..16]);
     assert_eq!(r.status, Status::Quarantined, "{:?}", r.reason);
@@ -103,19 +101,7 @@ fn a_log_without_data_is_quarantined_not_complete() {
     let dir = scratch("nodata");
     let path = dir.join("header_only.ulg");
     std::fs::write(&path, &bytes[..16]).unwrap();
-    let out = Command::new(common::binary())
-        .args(["ulog", "ingest"])
-        .arg(&path)
-        .arg("--out")
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_exit(&common::ulog_ingest(&path, &dir).output().unwrap(), 3);
 }
 
 /// A corpus log with one data message pointed at a msg_id nobody subscribed, then cut inside a
@@ -133,9 +119,7 @@ fn malformed_and_truncated(bytes: &[u8]) -> (Vec<u8>, u64, usize) {
 #[test]
 #[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn a_malformed_and_truncated_log_keeps_its_malformed_messages() {
-    let Some(bytes) = corpus("pyulog_sample.ulg") else {
-        return;
-    };
+    let bytes = corpus("pyulog_sample.ulg");
     let (damaged, message, offset) = malformed_and_truncated(&bytes);
     let r = ingest(&damaged);
     assert_eq!(r.status, Status::Quarantined);
@@ -160,9 +144,7 @@ fn a_malformed_and_truncated_log_keeps_its_malformed_messages() {
 #[test]
 #[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn ulog_record_shows_the_malformed_message_a_report_cites() {
-    let Some(bytes) = corpus("pyulog_sample.ulg") else {
-        return;
-    };
+    let bytes = corpus("pyulog_sample.ulg");
     let (damaged, message, offset) = malformed_and_truncated(&bytes);
     let dir = scratch("record");
     let path = dir.join("damaged.ulg");
@@ -198,9 +180,7 @@ fn ulog_record_shows_the_malformed_message_a_report_cites() {
 #[test]
 #[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn garbage_is_called_garbage_and_only_a_clean_cut_a_power_loss() {
-    let Some(bytes) = corpus("pyulog_sample.ulg") else {
-        return;
-    };
+    let bytes = corpus("pyulog_sample.ulg");
     let msgs = messages(&bytes);
     let first_d = msgs.iter().find(|m| m.3 == b'D').unwrap().1;
     let mut garbage_seen = 0;
@@ -245,9 +225,7 @@ fn garbage_is_called_garbage_and_only_a_clean_cut_a_power_loss() {
 #[test]
 #[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn a_data_message_with_a_damaged_type_byte_is_a_finding() {
-    let Some(bytes) = corpus("pyulog_sample.ulg") else {
-        return;
-    };
+    let bytes = corpus("pyulog_sample.ulg");
     let clean = ingest(&bytes);
     let msgs = messages(&bytes);
     let victim = msgs.iter().filter(|m| m.3 == b'D').nth(500).unwrap();
@@ -255,13 +233,9 @@ fn a_data_message_with_a_damaged_type_byte_is_a_finding() {
     damaged[victim.1 + 2] = b'X';
     let r = ingest(&damaged);
     assert_eq!(r.status, Status::Complete, "{:?}", r.reason);
-    let found: Vec<_> = r
-        .findings
-        .iter()
-        .filter(|f| f.kind == "unknown_message_type")
-        .collect();
-    assert_eq!(found.len(), 1, "{:?}", r.findings);
-    let f = found[0];
+    let unknown = common::found(&r, "unknown_message_type");
+    assert_eq!(unknown.len(), 1, "{:?}", r.findings);
+    let f = unknown[0];
     assert_eq!((f.message, f.offset), (victim.0, victim.1 as u64));
     assert!(f.title.contains("'X'"), "{}", f.title);
     // The finding names the topic the sample belonged to, and that topic lost one sample.
@@ -282,16 +256,10 @@ fn a_data_message_with_a_damaged_type_byte_is_a_finding() {
 #[test]
 #[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn one_far_future_sample_is_one_outlier_finding_not_dozens_of_stalls() {
-    let Some(bytes) = corpus("pyulog_sample_log_small.ulg") else {
-        return;
-    };
+    let bytes = corpus("pyulog_sample_log_small.ulg");
     let r = ingest(&bytes);
     assert_eq!(r.status, Status::Complete);
-    let outliers: Vec<_> = r
-        .findings
-        .iter()
-        .filter(|f| f.kind == "timestamp_outlier")
-        .collect();
+    let outliers = common::found(&r, "timestamp_outlier");
     assert_eq!(outliers.len(), 1, "{:?}", r.findings);
     assert_eq!(outliers[0].topic.as_deref(), Some("mission"));
     assert_eq!(outliers[0].timestamp, 1_194_367_328);
@@ -403,9 +371,7 @@ fn topics_published_on_events_get_no_topic_stall() {
     }
     // flightreview_ekf_failure.ulg: its 17 stalls of `event` are gone; the setpoint topics that
     // stopped when the vehicle left position control are still there.
-    let Some(bytes) = corpus("flightreview_ekf_failure.ulg") else {
-        return;
-    };
+    let bytes = corpus("flightreview_ekf_failure.ulg");
     let topics = stalls(&bytes);
     assert!(!topics.iter().any(|t| t == "event"), "{topics:?}");
     assert!(

@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::found;
 use foxborne_receiver::ulog::ingest::ingest_reader;
 use foxborne_receiver::ulog::report::{Finding, Report};
 use foxborne_receiver::ulog::rewrite::{rewrite, SampleEdit};
@@ -17,10 +18,6 @@ fn report_of(bytes: &[u8]) -> Report {
 
 fn corpus(name: &str) -> Vec<u8> {
     std::fs::read(common::corpus_file("ulog", name)).unwrap()
-}
-
-fn found<'a>(r: &'a Report, rule: &str) -> Vec<&'a Finding> {
-    r.findings.iter().filter(|f| f.kind == rule).collect()
 }
 
 fn outcome<'a>(r: &'a Report, rule: &str) -> &'a foxborne_receiver::ulog::rules::RuleOutcome {

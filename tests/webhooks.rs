@@ -159,6 +159,21 @@ fn tls_endpoint() -> (tokio_rustls::TlsAcceptor, String) {
     (tokio_rustls::TlsAcceptor::from(Arc::new(config)), ca.pem())
 }
 
+/// The daemon with `config` (one link, `radio1`), started, having heard one heartbeat of `sysid`
+/// (seq 0) from `sock`: that vehicle's gap opens once the threshold passes. The daemon, its HTTP
+/// address and its link's.
+fn start_hearing(
+    name: &str,
+    config: &str,
+    sock: &UdpSocket,
+    sysid: u8,
+) -> (Daemon, String, std::net::SocketAddr) {
+    let (mut d, udp) = Daemon::start_radio1(name, config);
+    let http = d.http_addr();
+    sock.send_to(&hb(sysid, 0), udp).unwrap();
+    (d, http, udp)
+}
+
 #[test]
 fn gap_alerts_reach_an_https_slack_webhook_and_a_json_one_while_a_third_hangs() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -209,12 +224,8 @@ format = "json"
 "#,
         ca = ca_file.display()
     );
-    let mut d = Daemon::start("webhooks-https", &config);
-    let udp = d.udp_addr("radio1");
-    let http = d.http_addr();
-    d.wait_for("receiver started", WAIT);
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
-    sock.send_to(&hb(4, 0), udp).unwrap();
+    let (mut d, http, udp) = start_hearing("webhooks-https", &config, &sock, 4);
 
     let slack_open = slack
         .recv_timeout(WAIT)
@@ -262,7 +273,7 @@ format = "json"
         "the hanging webhook already timed out: the test proves nothing"
     );
     // The status snapshot is republished on the pipeline's tick: wait for it to show the posts.
-    let webhook = |name: &str| webhook_status(&http, name);
+    let webhook = |name: &str| common::status_entry(&http, "webhooks", name);
     assert!(common::eventually(WAIT, || webhook("chat")["sent"] == 2
         && webhook("pager")["sent"] == 2));
     assert_eq!(webhook("hanging")["sent"], 0);
@@ -298,14 +309,8 @@ name = "refusing"
 url = "http://{refusing_addr}/alerts"
 "#
     );
-    let mut d = Daemon::start("webhooks-retry", &config);
-    let udp = d.udp_addr("radio1");
-    let http = d.http_addr();
-    d.wait_for("receiver started", WAIT);
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .send_to(&hb(6, 0), udp)
-        .unwrap();
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let (mut d, http, _) = start_hearing("webhooks-retry", &config, &sock, 6);
     // The same open event three times at the flaky endpoint: 503, 503, then 200.
     let tries: Vec<Posted> = (0..3)
         .map(|_| flaky.recv_timeout(WAIT).expect("a retry"))
@@ -315,7 +320,7 @@ url = "http://{refusing_addr}/alerts"
     // Once at the refusing one, and never again.
     let refused = refusing.recv_timeout(WAIT).unwrap();
     assert_eq!(refused.body, tries[0].body);
-    let webhook = |name: &str| webhook_status(&http, name);
+    let webhook = |name: &str| common::status_entry(&http, "webhooks", name);
     assert!(common::eventually(WAIT, || webhook("flaky")["sent"] == 1
         && webhook("refusing")["dropped"] == 1));
     assert_eq!(webhook("flaky")["failed_attempts"], 2);
@@ -405,14 +410,8 @@ ca_file = "{other}"
         cert = cert.display(),
         other = other.display()
     );
-    let mut d = Daemon::start("webhooks-pinned", &config);
-    let udp = d.udp_addr("radio1");
-    let http = d.http_addr();
-    d.wait_for("receiver started", WAIT);
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .send_to(&hb(8, 0), udp)
-        .unwrap();
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let (mut d, http, _) = start_hearing("webhooks-pinned", &config, &sock, 8);
     let open = posted
         .recv_timeout(WAIT)
         .expect("the pinned webhook got the open gap");
@@ -420,7 +419,7 @@ ca_file = "{other}"
         (&open.body["kind"], &open.body["state"]),
         (&"telemetry_gap".into(), &"open".into())
     );
-    let webhook = |name: &str| webhook_status(&http, name);
+    let webhook = |name: &str| common::status_entry(&http, "webhooks", name);
     assert!(common::eventually(WAIT, || webhook("pinned")["sent"] == 1
         && webhook("stranger")["failed_attempts"].as_u64() >= Some(1)));
     // The stranger is refused, and the log says how to pin; the pinned one never failed.
@@ -443,17 +442,4 @@ ca_file = "{other}"
         posted.try_recv().is_err(),
         "the stranger's post got through"
     );
-}
-
-/// The webhook named `name` as `/status` shows it now.
-fn webhook_status(http: &str, name: &str) -> serde_json::Value {
-    let status: serde_json::Value =
-        serde_json::from_str(&common::http_get(http, "/status")).unwrap();
-    status["webhooks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["name"] == name)
-        .cloned()
-        .unwrap_or_else(|| panic!("no webhook {name} in /status: {status}"))
 }

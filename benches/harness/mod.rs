@@ -3,10 +3,15 @@
 //! read off its SSE stream, and its receive log counted.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Write};
+#[path = "../../tests/common/net.rs"]
+mod net;
+#[allow(unused_imports)] // each test or bench uses some of them
+pub use net::{connect_from, http_get};
+
+use std::io::{BufRead, BufReader, Lines, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStderr, Command, Stdio};
 use std::sync::mpsc;
 
 /// The daemon under test: this build's, or `$FOXBORNE_BENCH_BINARY` (an earlier build, for
@@ -17,22 +22,26 @@ pub fn binary() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_foxborne-receiver")))
 }
 
-/// A TCP connection to `to` from the loopback address `from`: another peer, as far as the
-/// daemon can tell (the whole of 127.0.0.0/8 is this host).
-pub fn connect_from(from: [u8; 4], to: &str) -> std::io::Result<TcpStream> {
-    use nix::sys::socket::{bind, connect, socket, AddressFamily, SockFlag, SockType, SockaddrIn};
-    use std::os::fd::AsRawFd;
-    let to: std::net::SocketAddrV4 = to.parse().expect("an IPv4 address:port");
-    let fd = socket(
-        AddressFamily::Inet,
-        SockType::Stream,
-        SockFlag::SOCK_CLOEXEC,
-        None,
-    )?;
-    let [a, b, c, d] = from;
-    bind(fd.as_raw_fd(), &SockaddrIn::new(a, b, c, d, 0))?;
-    connect(fd.as_raw_fd(), &SockaddrIn::from(to))?;
-    Ok(TcpStream::from(fd))
+/// The daemon's `verb` (`run`, `range`) with `config` (`{dir}` standing for its folder) in a
+/// fresh folder of its own: the child, the folder and the lines of its stderr.
+pub fn spawn_daemon(
+    name: &str,
+    verb: &str,
+    config: &str,
+) -> (Child, PathBuf, Lines<BufReader<ChildStderr>>) {
+    let dir = std::env::temp_dir().join(format!("foxborne-bench-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = config.replace("{dir}", dir.to_str().unwrap());
+    std::fs::write(dir.join("receiver.toml"), config).unwrap();
+    let mut child = Command::new(binary())
+        .args([verb, "--config"])
+        .arg(dir.join("receiver.toml"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    (child, dir, lines)
 }
 
 pub struct BenchDaemon {
@@ -62,25 +71,13 @@ impl BenchDaemon {
     }
 
     fn start_full(name: &str, top: &str, extra: &str, more: &[&str]) -> BenchDaemon {
-        let dir =
-            std::env::temp_dir().join(format!("foxborne-bench-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("receiver.toml"),
-            format!(
-                "{top}data_dir = \"{}/data\"\n[[link]]\nname = \"load\"\nudp = \"127.0.0.1:0\"\n[http]\nlisten = \"127.0.0.1:0\"\n{extra}",
-                dir.display()
+        let (child, dir, mut lines) = spawn_daemon(
+            name,
+            "run",
+            &format!(
+                "{top}data_dir = \"{{dir}}/data\"\n[[link]]\nname = \"load\"\nudp = \"127.0.0.1:0\"\n[http]\nlisten = \"127.0.0.1:0\"\n{extra}"
             ),
-        )
-        .unwrap();
-        let mut child = Command::new(binary())
-            .args(["run", "--config"])
-            .arg(dir.join("receiver.toml"))
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        );
         let (mut udp, mut http) = (None, None);
         let mut links = std::collections::HashMap::new();
         while udp.is_none() || http.is_none() || more.iter().any(|m| !links.contains_key(*m)) {
@@ -159,28 +156,42 @@ impl BenchDaemon {
             .sum()
     }
 
-    /// Latency (ms) of each telemetry_gap `open` event: its arrival on SSE minus its deadline.
+    /// Latency (ms) of each telemetry_gap `open` event: see [`gap_alert_latencies`].
     pub fn gap_alert_latencies(&self) -> mpsc::Receiver<f64> {
-        let mut sse = TcpStream::connect(&self.http).unwrap();
-        sse.write_all(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            .unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(sse).lines().map_while(Result::ok) {
-                let Some(data) = line.strip_prefix("data: ") else {
-                    continue;
-                };
-                let v: serde_json::Value = serde_json::from_str(data).unwrap();
-                if v["kind"] == "telemetry_gap" && v["state"] == "open" {
-                    let deadline =
-                        foxborne_receiver::monitor::parse_utc_ns(v["utc"].as_str().unwrap())
-                            .unwrap();
-                    let _ = tx.send((utc_ns() - deadline) as f64 / 1e6);
-                }
-            }
-        });
-        rx
+        gap_alert_latencies(&self.http)
     }
+}
+
+/// Latency (ms) of each telemetry_gap `open` event on the SSE stream at `http` (a receiver's or
+/// a range's): its arrival minus its deadline.
+pub fn gap_alert_latencies(http: &str) -> mpsc::Receiver<f64> {
+    let mut sse = TcpStream::connect(http).unwrap();
+    sse.write_all(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(sse).lines().map_while(Result::ok) {
+            let Some(data) = line.strip_prefix("data: ") else {
+                continue;
+            };
+            let v: serde_json::Value = serde_json::from_str(data).unwrap();
+            if v["kind"] == "telemetry_gap" && v["state"] == "open" {
+                let deadline =
+                    foxborne_receiver::monitor::parse_utc_ns(v["utc"].as_str().unwrap()).unwrap();
+                let _ = tx.send((utc_ns() - deadline) as f64 / 1e6);
+            }
+        }
+    });
+    rx
+}
+
+/// The numbers among the benchmark's arguments, in order (cargo's `--bench` and other flags
+/// are not numbers).
+pub fn numeric_args() -> Vec<u64> {
+    std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect()
 }
 
 impl Drop for BenchDaemon {
@@ -232,22 +243,6 @@ pub fn proc_stat(pid: u32) -> (f64, u64, u64) {
 /// Nearest-rank quantile of sorted values.
 pub fn quantile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-/// One GET on a fresh connection: the body.
-pub fn http_get(addr: &str, path: &str) -> String {
-    use std::io::Read;
-    let mut stream = TcpStream::connect(addr).unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut text = String::new();
-    stream.read_to_string(&mut text).unwrap();
-    text.split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_string())
-        .unwrap_or_default()
 }
 
 /// The rate benches' traffic: 20 systems, each a full cycle of sequence numbers, HEARTBEAT v1

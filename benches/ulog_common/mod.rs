@@ -1,10 +1,18 @@
-//! Shared by the ULog benchmarks: where the corpus and Python are, the large-log writer, and
-//! peak memory.
+//! Shared by the ULog benchmarks: where the corpus and Python are, pyulog's times, the
+//! large-log writer and its knobs, and the report line of a child process measured alone.
 #![allow(dead_code)]
 
 use foxborne_receiver::ulog::writer::UlogWriter;
+use std::ffi::OsStr;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// Timed runs of each corpus log through our code, the best kept.
+pub const RUNS: usize = 5;
+/// pyulog's runs of each, the best kept.
+pub const PYULOG_RUNS: usize = 3;
 
 pub fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -35,6 +43,116 @@ pub fn python() -> String {
         return venv.display().to_string();
     }
     "python3".into()
+}
+
+/// What follows `flag` among the arguments, when it is there (a child's arguments, a count).
+pub fn after_flag<'a>(args: &'a [String], flag: &str) -> Option<&'a [String]> {
+    args.iter().position(|a| a == flag).map(|i| &args[i + 1..])
+}
+
+/// pyulog's times for `logs` (`benches/ulog_pyulog_timer.py`, best of `runs`), or `None`, said
+/// why, when Python or pyulog is missing.
+pub fn pyulog_times(logs: &[PathBuf], runs: usize) -> Option<serde_json::Value> {
+    let script = crate_dir().join("benches/ulog_pyulog_timer.py");
+    match Command::new(python())
+        .arg(&script)
+        .arg(runs.to_string())
+        .args(logs)
+        .output()
+    {
+        Ok(out) if out.status.success() => serde_json::from_slice(&out.stdout).ok(),
+        Ok(out) => {
+            println!(
+                "pyulog unavailable ({}): comparison skipped",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            None
+        }
+        Err(e) => {
+            println!("python unavailable ({e}): comparison skipped");
+            None
+        }
+    }
+}
+
+/// The large log's size: `FOXBORNE_BENCH_BYTES`, default 1.1 GB.
+pub fn big_log_bytes() -> u64 {
+    std::env::var("FOXBORNE_BENCH_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_100_000_000)
+}
+
+/// Where large files go: `FOXBORNE_BENCH_DIR`, default the temp folder.
+pub fn bench_dir() -> PathBuf {
+    std::env::var_os("FOXBORNE_BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir)
+}
+
+/// Writes the large log (see [`write_big_log`], [`big_log_bytes`]) at `path` and says so, with
+/// the time it took; its size.
+pub fn write_big_log_timed(path: &Path) -> u64 {
+    let t = Instant::now();
+    let size = write_big_log(path, big_log_bytes()).expect("writing the big log");
+    println!(
+        "### Large log: {size} bytes written by the project's writer in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    println!();
+    size
+}
+
+/// A measured child's report line: the `seconds` its work took, its peak memory, then
+/// `summary` (`key=value` words).
+pub fn child_report(seconds: f64, summary: &str) {
+    println!("seconds={seconds} rss_kb={} {summary}", vm_hwm_kb());
+}
+
+/// This benchmark's executable run again with `args` (a `--...-child` mode), measured alone:
+/// what its report line says.
+pub fn measure_child<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> ChildReport {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(args)
+        .output()
+        .expect("child runs");
+    ChildReport {
+        line: String::from_utf8_lossy(&out.stdout).into_owned(),
+        failed: (!out.status.success()).then(|| String::from_utf8_lossy(&out.stderr).into_owned()),
+    }
+}
+
+/// What a child's report line (see [`child_report`]) says: its seconds and peak RSS in MB, and
+/// the value of any other key (`?` where missing).
+pub struct ChildReport {
+    pub line: String,
+    /// The child's stderr, when it failed.
+    failed: Option<String>,
+}
+
+impl ChildReport {
+    /// Says so under the table, when the child failed.
+    pub fn say_if_failed(&self) {
+        if let Some(stderr) = &self.failed {
+            println!("(child failed: {stderr})");
+        }
+    }
+
+    pub fn field(&self, key: &str) -> String {
+        self.line
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix(key))
+            .unwrap_or("?")
+            .to_string()
+    }
+
+    pub fn seconds(&self) -> f64 {
+        self.field("seconds=").parse().unwrap_or(f64::NAN)
+    }
+
+    pub fn rss_mb(&self) -> f64 {
+        self.field("rss_kb=").parse().unwrap_or(f64::NAN) / 1024.0
+    }
 }
 
 /// Writes a PX4-like log of at least `target` bytes: attitude at 250 Hz, sensors at 500 Hz,

@@ -5,6 +5,11 @@ use std::path::{Path, PathBuf};
 
 pub mod browser;
 pub mod mutate;
+pub mod nats;
+pub mod net;
+
+#[allow(unused_imports)] // each test or bench uses some of them
+pub use net::{connect_from, http_get};
 
 /// Valid frames pymavlink does not return, which we do: (file, message, sysid:compid).
 ///
@@ -57,17 +62,97 @@ pub fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_foxborne-receiver"))
 }
 
+/// Fails the test, saying `what`, the exit status and the stderr, unless `out` is a success.
+pub fn assert_success(out: &std::process::Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what}: {}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs `command` to its end (its stdout and stderr captured); fails the test unless it
+/// succeeded (see [`assert_success`]). Its output.
+pub fn run_ok(command: &mut std::process::Command, what: &str) -> std::process::Output {
+    let out = command.output().unwrap();
+    assert_success(&out, what);
+    out
+}
+
+/// Fails the test, with its stderr, unless `out` is an exit with `code`.
+pub fn assert_exit(out: &std::process::Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `foxborne-receiver ulog ingest LOG --out OUT`, more arguments to be added.
+pub fn ulog_ingest(log: &Path, out: &Path) -> std::process::Command {
+    let mut command = std::process::Command::new(binary());
+    command
+        .args(["ulog", "ingest"])
+        .arg(log)
+        .arg("--out")
+        .arg(out);
+    command
+}
+
+/// `check-config` of `text` (`{dir}` standing for the scratch folder it is written in): its
+/// exit code, stdout and stderr.
+pub fn check_config(text: &str) -> (Option<i32>, String, String) {
+    let dir = scratch("check");
+    let path = dir.join("receiver.toml");
+    std::fs::write(&path, text.replace("{dir}", dir.to_str().unwrap())).unwrap();
+    let out = std::process::Command::new(binary())
+        .args(["check-config", "--config"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+/// `check-config` refuses `text` (exit 78, EX_CONFIG) with a message that names every one of
+/// `names`.
+pub fn assert_config_refused(text: &str, names: &[&str]) {
+    let (code, _, err) = check_config(text);
+    assert_eq!(code, Some(78), "{err}");
+    assert!(names.iter().all(|name| err.contains(name)), "{err}");
+}
+
+/// `python` running the suite's script `tests/{script}`, its arguments to be added.
+pub fn python_script(python: &Path, script: &str) -> std::process::Command {
+    let mut command = std::process::Command::new(python);
+    command.arg(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests")
+            .join(script),
+    );
+    command
+}
+
+/// `command` spawned with its stdin and stdout piped: a script the test talks to.
+pub fn spawn_talking(command: &mut std::process::Command) -> Child {
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// Runs `command` to its end, fails the test (with its stderr) unless it succeeded, and reads
 /// its standard output as JSON lines.
 #[allow(dead_code)]
 pub fn json_lines(command: &mut std::process::Command) -> Vec<serde_json::Value> {
-    let out = command.output().unwrap();
     let what = format!("{command:?}");
-    assert!(
-        out.status.success(),
-        "{what}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run_ok(command, &what);
     String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -158,15 +243,7 @@ impl Daemon {
             .stdout(Stdio::null());
         customize(&mut command);
         let mut child = command.spawn().unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = line_channel(child.stderr.take().unwrap());
         Daemon {
             child,
             dir,
@@ -175,6 +252,15 @@ impl Daemon {
             claimed: Default::default(),
             http: None,
         }
+    }
+
+    /// As [`Daemon::start`] with a `config` whose UDP link is `radio1`, once the daemon says it
+    /// started (within 20 s): the daemon, and `radio1`'s address.
+    pub fn start_radio1(name: &str, config: &str) -> (Daemon, std::net::SocketAddr) {
+        let mut d = Self::start(name, config);
+        let udp = d.udp_addr("radio1");
+        d.wait_for("receiver started", Duration::from_secs(20));
+        (d, udp)
     }
 
     /// Waits for a stderr line containing `needle` that no earlier `wait_for` returned, wherever
@@ -338,6 +424,29 @@ impl Drop for Daemon {
     }
 }
 
+/// A MAVLink header from `sysid`, component 1, with sequence number `seq`.
+pub fn header(sysid: u8, seq: u8) -> foxborne_receiver::wire::build::Header {
+    foxborne_receiver::wire::build::Header {
+        sysid,
+        compid: 1,
+        seq,
+    }
+}
+
+/// The lines of `pipe` (a child's output) as they come, read on a thread of their own until it
+/// closes or the receiver is dropped.
+pub fn line_channel(pipe: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
+}
+
 /// Polls `condition` until it holds or `timeout` passes: for state only visible in files.
 pub fn eventually(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + timeout;
@@ -365,6 +474,14 @@ pub fn pymavlink_expected(tlog: &std::path::Path) -> serde_json::Value {
 /// Every `.ulg` in the corpus, sorted by name.
 pub fn corpus_logs() -> Vec<PathBuf> {
     corpus_files("ulog", "ulg")
+}
+
+/// The findings of kind `kind` in an ingest report.
+pub fn found<'a>(
+    r: &'a foxborne_receiver::ulog::report::Report,
+    kind: &str,
+) -> Vec<&'a foxborne_receiver::ulog::report::Finding> {
+    r.findings.iter().filter(|f| f.kind == kind).collect()
 }
 
 /// pyulog's view of a corpus log.
@@ -409,23 +526,9 @@ pub fn next_event(
     }
 }
 
-/// A plain HTTP GET to the daemon's local port: the body.
-pub fn http_get(addr: &str, path: &str) -> String {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut text = String::new();
-    stream.read_to_string(&mut text).unwrap();
-    text.split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_string())
-        .unwrap_or_default()
+/// The daemon's `/status` now.
+pub fn status(http: &str) -> serde_json::Value {
+    serde_json::from_str(&http_get(http, "/status")).unwrap()
 }
 
 /// One entry of `/status`'s `links` or `forwards`, by name. Until the pipeline publishes its
@@ -433,7 +536,7 @@ pub fn http_get(addr: &str, path: &str) -> String {
 pub fn status_entry(http: &str, list: &str, name: &str) -> serde_json::Value {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let status: serde_json::Value = serde_json::from_str(&http_get(http, "/status")).unwrap();
+        let status = status(http);
         let entry = status[list]
             .as_array()
             .and_then(|entries| entries.iter().find(|e| e["name"] == name))
@@ -448,8 +551,7 @@ pub fn status_entry(http: &str, list: &str, name: &str) -> serde_json::Value {
 
 /// What the receiver itself dropped (queue overload and kernel), over every link, per `/status`.
 pub fn receiver_dropped(http: &str) -> u64 {
-    let status: serde_json::Value = serde_json::from_str(&http_get(http, "/status")).unwrap();
-    status["links"]
+    status(http)["links"]
         .as_array()
         .unwrap()
         .iter()
@@ -460,8 +562,8 @@ pub fn receiver_dropped(http: &str) -> u64 {
 
 /// One named corpus log (fails the test when it is missing; tests that read the corpus are
 /// ignored when it is absent at build time, see [`corpus_dir`]).
-pub fn corpus_log(name: &str) -> Option<PathBuf> {
-    Some(corpus_file("ulog", name))
+pub fn corpus_log(name: &str) -> PathBuf {
+    corpus_file("ulog", name)
 }
 
 /// A Python with pyulog, pyarrow, pandas and numpy (the ULog references); see [`python_with`].
@@ -672,23 +774,4 @@ pub fn raise_own_nofile() -> u64 {
     let (_, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
     setrlimit(Resource::RLIMIT_NOFILE, hard, hard).unwrap();
     hard
-}
-
-/// A TCP connection to `to` from the loopback address `from`: another peer, as far as the
-/// daemon can tell (the whole of 127.0.0.0/8 is this host).
-pub fn connect_from(from: [u8; 4], to: &str) -> std::net::TcpStream {
-    use nix::sys::socket::{bind, connect, socket, AddressFamily, SockFlag, SockType, SockaddrIn};
-    use std::os::fd::AsRawFd;
-    let to: std::net::SocketAddrV4 = to.parse().unwrap();
-    let fd = socket(
-        AddressFamily::Inet,
-        SockType::Stream,
-        SockFlag::SOCK_CLOEXEC,
-        None,
-    )
-    .unwrap();
-    let [a, b, c, d] = from;
-    bind(fd.as_raw_fd(), &SockaddrIn::new(a, b, c, d, 0)).unwrap();
-    connect(fd.as_raw_fd(), &SockaddrIn::from(to)).unwrap();
-    std::net::TcpStream::from(fd)
 }
