@@ -156,14 +156,15 @@ fn range_latency(sites: usize, vehicles: usize, store: &std::path::Path) {
                 }
                 let sysid = v + 1;
                 // Per vehicle: HEARTBEAT at 1 Hz and ATTITUDE at 5 Hz, spread over the ticks.
-                let msg = match (n_tick + v as u64) % 100 {
-                    0 => "HEARTBEAT",
-                    k if k % 20 == 10 => "ATTITUDE",
+                // (message, msgid, payload length) as a site's receipt line has them.
+                let (msg, msgid, len) = match (n_tick + v as u64) % 100 {
+                    0 => ("HEARTBEAT", 0, 9),
+                    k if k % 20 == 10 => ("ATTITUDE", 30, 28),
                     _ => continue,
                 };
                 for s in 0..sites {
                     let line = format!(
-                        r#"{{"recv_utc":"{recv_utc}","mono_ns":0,"link":"radio","sysid":{sysid},"compid":1,"seq":0,"msg":"{msg}"}}"#
+                        r#"{{"recv_utc":"{recv_utc}","mono_ns":0,"link":"radio","sysid":{sysid},"compid":1,"msgid":{msgid},"msg":"{msg}","seq":0,"len":{len}}}"#
                     );
                     client
                         .publish(format!("foxborne.receipts.site{s}.{sysid}"), line.into())

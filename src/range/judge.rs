@@ -17,6 +17,17 @@ use crate::monitor::{
     parse_utc_ns, CoverageEvent, Event, GapConfig, GapDetector, MonitorInput, Watch, WatchSettings,
 };
 use crate::receipt::ReceiptRecord;
+use std::collections::BTreeMap;
+
+/// Why a message on a site's receipt subject was not judged. The range goes on; the caller
+/// says so, naming the site and the message.
+#[derive(Debug, thiserror::Error)]
+pub enum RefusedReceipt {
+    #[error("not a receipt line: {0}")]
+    NotAReceipt(#[from] serde_json::Error),
+    #[error("recv_utc `{0}` is not an RFC 3339 time")]
+    BadTime(String),
+}
 
 pub struct RangeJudge {
     driver: MonitorDriver,
@@ -26,6 +37,8 @@ pub struct RangeJudge {
     judged_ns: i64,
     /// The latest receipt time seen (the clock of sites without marks while catching up).
     latest_ns: i64,
+    /// Messages refused per site since the start.
+    refused: BTreeMap<String, u64>,
 }
 
 /// The part of a site's `clock` event the range reads.
@@ -56,17 +69,31 @@ impl RangeJudge {
             inputs: SiteInputs::default(),
             judged_ns: start_ns,
             latest_ns: start_ns,
+            refused: BTreeMap::new(),
         }
     }
 
     /// One receipt from `site`. `now_ns` is the caller's clock when caught up, `None` while
     /// catching up on a backlog.
-    pub fn receipt(&mut self, site: &str, line: &[u8], now_ns: Option<i64>) -> Vec<Event> {
-        let Ok(head) = serde_json::from_slice::<ReceiptRecord>(line) else {
-            return Vec::new();
-        };
-        let Some(recv_ns) = parse_utc_ns(&head.recv_utc) else {
-            return Vec::new();
+    /// A message that is not a receipt is refused, counted for its site, and judges nothing.
+    pub fn receipt(
+        &mut self,
+        site: &str,
+        line: &[u8],
+        now_ns: Option<i64>,
+    ) -> Result<Vec<Event>, RefusedReceipt> {
+        let parsed = serde_json::from_slice::<ReceiptRecord>(line)
+            .map_err(RefusedReceipt::from)
+            .and_then(|head| match parse_utc_ns(&head.recv_utc) {
+                Some(recv_ns) => Ok((head, recv_ns)),
+                None => Err(RefusedReceipt::BadTime(head.recv_utc)),
+            });
+        let (head, recv_ns) = match parsed {
+            Ok(parsed) => parsed,
+            Err(refused) => {
+                *self.refused.entry(site.to_string()).or_default() += 1;
+                return Err(refused);
+            }
         };
         let heartbeat = head.msg == "HEARTBEAT";
         let (judged_ns, coverage) = self
@@ -88,7 +115,7 @@ impl RangeJudge {
             }
         }
         events.extend(self.judge(now_ns));
-        events
+        Ok(events)
     }
 
     /// A site's progress mark (`foxborne.receipts.<site>.progress`): every receipt it stamped
@@ -220,6 +247,11 @@ impl RangeJudge {
     pub fn input_stalled(&self, site: &str) -> bool {
         self.inputs.stalled(site)
     }
+
+    /// Messages refused from `site` since the start (see [`RangeJudge::receipt`]).
+    pub fn refused(&self, site: &str) -> u64 {
+        self.refused.get(site).copied().unwrap_or(0)
+    }
 }
 
 /// The range's JSON line for an event: the receiver's keys, then `scope`, and for a gap the
@@ -261,6 +293,33 @@ mod tests {
         .into_bytes()
     }
 
+    /// A message on a receipt subject that is not a receipt (a line missing `msgid` and `len`,
+    /// or a time that is not one) is refused with its reason, counted for its site only, and
+    /// neither judges nor hides anything: the site's real heartbeats still count.
+    #[test]
+    fn what_is_not_a_receipt_is_refused_and_counted_per_site() {
+        let mut judge = RangeJudge::new(GapConfig::with_threshold_s(3.0), T0);
+        let partial = br#"{"recv_utc":"2026-12-01T00:00:00.000Z","mono_ns":0,"link":"radio","sysid":7,"compid":1,"seq":0,"msg":"HEARTBEAT"}"#;
+        let refused = judge.receipt("north", partial, None).unwrap_err();
+        assert!(refused.to_string().contains("msgid"), "{refused}");
+        let bad_time = String::from_utf8(hb(T0, 7))
+            .unwrap()
+            .replace(&crate::monitor::format_utc_ms(T0), "yesterday");
+        let refused = judge
+            .receipt("north", bad_time.as_bytes(), None)
+            .unwrap_err();
+        assert!(matches!(refused, RefusedReceipt::BadTime(ref t) if t == "yesterday"));
+        assert!(judge.receipt("north", b"\x00\xff", None).is_err());
+        assert_eq!((judge.refused("north"), judge.refused("south")), (3, 0));
+        assert!(
+            judge.detector().vehicles().is_empty(),
+            "nothing refused was judged"
+        );
+        judge.receipt("south", &hb(T0, 7), None).unwrap();
+        assert_eq!(judge.detector().vehicles().len(), 1);
+        assert_eq!(judge.refused("south"), 0);
+    }
+
     #[test]
     fn a_vehicle_heard_by_any_site_is_not_in_a_gap() {
         let mut judge = RangeJudge::new(GapConfig::with_threshold_s(3.0), T0);
@@ -268,10 +327,10 @@ mod tests {
         for k in 0..20 {
             let t = T0 + k * S;
             if k < 5 {
-                assert!(gaps(judge.receipt("north", &hb(t, 41), Some(t))).is_empty());
+                assert!(gaps(judge.receipt("north", &hb(t, 41), Some(t)).unwrap()).is_empty());
             }
             assert!(
-                gaps(judge.receipt("south", &hb(t, 41), Some(t))).is_empty(),
+                gaps(judge.receipt("south", &hb(t, 41), Some(t)).unwrap()).is_empty(),
                 "{k}"
             );
         }
@@ -292,10 +351,13 @@ mod tests {
         let mut judge = RangeJudge::new(GapConfig::with_threshold_s(3.0), T0);
         // Catching up (no clock): receipts 1 s apart raise nothing even if "now" is far later.
         for k in 0..10 {
-            assert!(judge.receipt("north", &hb(T0 + k * S, 7), None).is_empty());
+            assert!(judge
+                .receipt("north", &hb(T0 + k * S, 7), None)
+                .unwrap()
+                .is_empty());
         }
         // A real 6 s hole in the backlog is a gap, opened and closed at the recorded times.
-        let events = gaps(judge.receipt("north", &hb(T0 + 15 * S, 7), None));
+        let events = gaps(judge.receipt("north", &hb(T0 + 15 * S, 7), None).unwrap());
         let states: Vec<GapState> = events.iter().map(|e| e.state).collect();
         assert_eq!(states, [GapState::Open, GapState::Closed]);
         assert!((events[1].gap_s.unwrap() - 6.0).abs() < 1e-9);
@@ -329,11 +391,11 @@ mod tests {
         // One site's second of receipts at `t` (as the sites stamped them), then its mark.
         let beat = |judge: &mut RangeJudge, t: i64, now: Option<i64>, events: &mut Vec<Event>| {
             let quiet_43 = t >= T0 + 12 * S;
-            events.extend(judge.receipt("north", &hb(t, 41), now));
-            events.extend(judge.receipt("south", &hb(t, 41), now));
-            events.extend(judge.receipt("north", &hb(t, 42), now));
+            events.extend(judge.receipt("north", &hb(t, 41), now).unwrap());
+            events.extend(judge.receipt("south", &hb(t, 41), now).unwrap());
+            events.extend(judge.receipt("north", &hb(t, 42), now).unwrap());
             if !quiet_43 {
-                events.extend(judge.receipt("north", &hb(t, 43), now));
+                events.extend(judge.receipt("north", &hb(t, 43), now).unwrap());
             }
             events.extend(judge.progress("north", &mark(t + 1), now));
             events.extend(judge.progress("south", &mark(t + 1), now));

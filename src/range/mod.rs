@@ -131,7 +131,10 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
                     if subject::is_progress(&message.subject) {
                         emit(&sink, judge.progress(&site, &message.payload, now));
                     } else {
-                        emit(&sink, judge.receipt(&site, &message.payload, now));
+                        match judge.receipt(&site, &message.payload, now) {
+                            Ok(events) => emit(&sink, events),
+                            Err(refused) => say_refused(&judge, &site, &message, &refused),
+                        }
                     }
                     unacked_count += 1;
                     if unacked_count >= ACK_EVERY {
@@ -159,6 +162,28 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
     crate::daemon::shutdown::close_events(&mut stop, sink, None).await;
     stop.finish()?;
     Ok(())
+}
+
+/// A refused receipt is logged the first time for its site, then every 10,000th, naming the
+/// site, the subject and the message's place in the stream.
+fn say_refused(
+    judge: &RangeJudge,
+    site: &str,
+    message: &async_nats::jetstream::Message,
+    refused: &judge::RefusedReceipt,
+) {
+    let count = judge.refused(site);
+    if count == 1 || count % 10_000 == 0 {
+        let stream_sequence = message.info().map(|i| i.stream_sequence).unwrap_or(0);
+        tracing::warn!(
+            %site,
+            subject = %message.subject,
+            stream_sequence,
+            refused_so_far = count,
+            reason = %refused,
+            "range: a message on a receipt subject is not a receipt line; skipped"
+        );
+    }
 }
 
 /// The range's vehicles for `/status` (and the board).
@@ -194,6 +219,7 @@ fn snapshot(judge: &RangeJudge, started_ns: i64) -> StatusSnapshot {
                 clock_off: site.clock_off,
                 unsynchronised: site.unsynchronised,
                 input_stalled: judge.input_stalled(site.name),
+                refused_receipts: judge.refused(site.name),
             })
             .collect(),
         ..Default::default()

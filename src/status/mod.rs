@@ -59,6 +59,10 @@ pub struct SiteSnapshot {
     /// not judged silent until it catches up.
     #[serde(default)]
     pub input_stalled: bool,
+    /// Messages on its receipt subject that were not receipt lines, refused since the range
+    /// started (each named in the range's log: the first, then every 10,000th).
+    #[serde(default)]
+    pub refused_receipts: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
