@@ -173,7 +173,7 @@ fn say_refused(
     refused: &judge::RefusedReceipt,
 ) {
     let count = judge.refused(site);
-    if count == 1 || count % 10_000 == 0 {
+    if count == 1 || count.is_multiple_of(10_000) {
         let stream_sequence = message.info().map(|i| i.stream_sequence).unwrap_or(0);
         tracing::warn!(
             %site,
