@@ -319,6 +319,21 @@ fn a_vehicle_heard_by_any_site_is_not_in_a_range_gap() {
                 .last()
                 .is_some_and(|e| e["state"] == "site_unsynchronised" && e["site"] == "south")
     }));
+    // A message on south's receipt subject that is not a receipt line is refused: counted for
+    // south on /status and named in the log with its subject, and the range judges on.
+    nats.publish(
+        "foxborne.receipts.south.41",
+        r#"{"recv_utc":"2026-12-01T00:00:00.000Z","sysid":41,"msg":"HEARTBEAT"}"#,
+    );
+    let said = range.wait_for("not a receipt line", WAIT);
+    assert!(
+        said.contains("foxborne.receipts.south.41") && said.contains("missing field"),
+        "{said}"
+    );
+    assert!(common::eventually(WAIT, || {
+        let status = common::status(&range.http_addr());
+        status["sites"][1]["refused_receipts"] == 1 && status["sites"][0]["refused_receipts"] == 0
+    }));
     // A restarted range (same name: same durable consumer, a fresh events file) resumes where
     // the last one stopped and alerts nothing old again, while the vehicles go on beating.
     assert!(range.stop().success());
