@@ -325,14 +325,18 @@ fn a_vehicle_heard_by_any_site_is_not_in_a_range_gap() {
         "foxborne.receipts.south.41",
         r#"{"recv_utc":"2026-12-01T00:00:00.000Z","sysid":41,"msg":"HEARTBEAT"}"#,
     );
-    let said = range.wait_for("not a receipt line", WAIT);
+    let said = range.wait_for("south.41", WAIT);
     assert!(
-        said.contains("foxborne.receipts.south.41") && said.contains("missing field"),
+        said.contains("not what its subject carries") && said.contains("missing field"),
         "{said}"
     );
+    // A site the range never heard, all of whose messages are refused, is listed too.
+    nats.publish("foxborne.receipts.west.7", "not json");
     assert!(common::eventually(WAIT, || {
         let status = common::status(&range.http_addr());
-        status["sites"][1]["refused_receipts"] == 1 && status["sites"][0]["refused_receipts"] == 0
+        let refused = |i: usize| status["sites"][i]["refused_messages"].clone();
+        status["sites"][2]["name"] == "west"
+            && (refused(0), refused(1), refused(2)) == (0.into(), 1.into(), 1.into())
     }));
     // A restarted range (same name: same durable consumer, a fresh events file) resumes where
     // the last one stopped and alerts nothing old again, while the vehicles go on beating.

@@ -190,8 +190,8 @@ impl SerialLink {
                     continue;
                 }
                 _ = &mut probe, if !speeds.found => {
-                    if let Err(e) = self.next_speed(&mut port, &mut speeds).await? {
-                        return Ok(e);
+                    if let Some(failure) = self.next_speed(&mut port, &mut speeds).await? {
+                        return Ok(failure);
                     }
                     probe.as_mut().reset(tokio::time::Instant::now() + BAUD_PROBE);
                     continue;
@@ -231,16 +231,17 @@ impl SerialLink {
 
     /// No valid frame at this speed: its bytes end as a stream, and the next speed starts
     /// afresh. Past the last speed, the link is reported down (once) and the list starts over.
+    /// `Some(failure)` when the device refused the speed.
     async fn next_speed(
         &mut self,
         port: &mut tokio_serial::SerialStream,
         speeds: &mut Speeds<'_>,
-    ) -> Result<Result<(), Failure>, Stopped> {
+    ) -> Result<Option<Failure>, Stopped> {
         self.end_stream()?;
         self.conn += 1;
         let wrapped = speeds.next();
         if let Err(e) = port.set_baud_rate(speeds.current()) {
-            return Ok(Err(format!("cannot set {} baud: {e}", speeds.current())));
+            return Ok(Some(format!("cannot set {} baud: {e}", speeds.current())));
         }
         tracing::debug!(link = %self.name, baud = speeds.current(), "trying the next speed");
         if wrapped && self.reported_down.is_none() {
@@ -251,7 +252,7 @@ impl SerialLink {
             tracing::warn!(link = %self.name, %reason, "serial link down");
             self.down(reason).await?;
         }
-        Ok(Ok(()))
+        Ok(None)
     }
 
     async fn up(&mut self, speeds: &Speeds<'_>, low_latency: &str) -> Result<(), Stopped> {

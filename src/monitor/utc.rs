@@ -25,10 +25,15 @@ pub fn format_utc_ms(utc_ns: i64) -> String {
 }
 
 /// Microseconds since the epoch (a flight log's GPS time, the catalog's times) in the same form
-/// as [`format_utc_ms`]; `None` past what nanoseconds hold (the year 2262), which only a
-/// corrupt timestamp reaches.
+/// as [`format_utc_ms`]. A time past what nanoseconds hold (after 2262, before 1677: only a
+/// corrupt GPS time gets there) is still written, through chrono, so the report shows the
+/// corrupt year rather than nothing; `None` only past chrono's own range.
 pub fn format_utc_ms_of_us(utc_us: i64) -> Option<String> {
-    utc_us.checked_mul(1_000).map(format_utc_ms)
+    match utc_us.checked_mul(1_000) {
+        Some(utc_ns) => Some(format_utc_ms(utc_ns)),
+        None => DateTime::from_timestamp_micros(utc_us)
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+    }
 }
 
 /// Formats UTC nanoseconds as RFC 3339 with milliseconds and `Z`, caching the part that changes
@@ -152,6 +157,19 @@ impl<'de> Deserialize<'de> for UtcTime {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn microseconds_are_written_as_nanoseconds_are_and_a_corrupt_year_still_shows() {
+        let us = 1_758_724_323_912_345;
+        assert_eq!(format_utc_ms_of_us(us).unwrap(), format_utc_ms(us * 1_000));
+        assert_eq!(format_utc_ms_of_us(us).unwrap(), "2025-09-24T14:32:03.912Z");
+        // Year 3000: past i64 nanoseconds, still a date.
+        assert_eq!(
+            format_utc_ms_of_us(32_503_680_000_000_000).unwrap(),
+            "3000-01-01T00:00:00.000Z"
+        );
+        assert_eq!(format_utc_ms_of_us(i64::MAX), None);
+    }
 
     #[test]
     fn formats_with_milliseconds_and_z_truncating_below_the_millisecond() {

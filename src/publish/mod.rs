@@ -260,7 +260,10 @@ async fn connect(
                             format!("connection to {server} lost; publishing resumes from the cursor"),
                         )
                     }
-                    other => return tracing::debug!(event = %other, "publish: NATS"),
+                    other => {
+                        tracing::debug!(event = %other, "publish: NATS");
+                        return;
+                    }
                 };
                 stats
                     .connected

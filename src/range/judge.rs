@@ -19,15 +19,22 @@ use crate::monitor::{
 use crate::receipt::ReceiptRecord;
 use std::collections::BTreeMap;
 
-/// Why a message on a site's receipt subject was not judged. The range goes on; the caller
-/// says so, naming the site and the message.
+/// Why a site's message (a receipt line, a progress mark, a clock report) was not judged. The
+/// range goes on; the caller says so, naming the site and the message.
 #[derive(Debug, thiserror::Error)]
-pub enum RefusedReceipt {
-    #[error("not a receipt line: {0}")]
-    NotAReceipt(#[from] serde_json::Error),
-    #[error("recv_utc `{0}` is not an RFC 3339 time")]
-    BadTime(String),
+pub enum RefusedMessage {
+    #[error("not a {what}: {source}")]
+    Malformed {
+        what: &'static str,
+        source: serde_json::Error,
+    },
+    #[error("a {what} whose time `{time}` is not an RFC 3339 time")]
+    BadTime { what: &'static str, time: String },
 }
+
+const RECEIPT: &str = "receipt line";
+const PROGRESS_MARK: &str = "progress mark";
+const CLOCK_REPORT: &str = "clock report";
 
 pub struct RangeJudge {
     driver: MonitorDriver,
@@ -81,20 +88,8 @@ impl RangeJudge {
         site: &str,
         line: &[u8],
         now_ns: Option<i64>,
-    ) -> Result<Vec<Event>, RefusedReceipt> {
-        let parsed = serde_json::from_slice::<ReceiptRecord>(line)
-            .map_err(RefusedReceipt::from)
-            .and_then(|head| match parse_utc_ns(&head.recv_utc) {
-                Some(recv_ns) => Ok((head, recv_ns)),
-                None => Err(RefusedReceipt::BadTime(head.recv_utc)),
-            });
-        let (head, recv_ns) = match parsed {
-            Ok(parsed) => parsed,
-            Err(refused) => {
-                *self.refused.entry(site.to_string()).or_default() += 1;
-                return Err(refused);
-            }
-        };
+    ) -> Result<Vec<Event>, RefusedMessage> {
+        let (head, recv_ns) = self.read(site, RECEIPT, line, |r: &ReceiptRecord| &r.recv_utc)?;
         let heartbeat = head.msg == "HEARTBEAT";
         let (judged_ns, coverage) = self
             .coverage
@@ -120,13 +115,18 @@ impl RangeJudge {
 
     /// A site's progress mark (`foxborne.receipts.<site>.progress`): every receipt it stamped
     /// before the mark's time has come.
-    pub fn progress(&mut self, site: &str, line: &[u8], now_ns: Option<i64>) -> Vec<Event> {
-        let Ok(mark) = serde_json::from_slice::<crate::publish::ProgressMark>(line) else {
-            return Vec::new();
-        };
-        let Some(through_ns) = parse_utc_ns(&mark.complete_through_utc) else {
-            return Vec::new();
-        };
+    pub fn progress(
+        &mut self,
+        site: &str,
+        line: &[u8],
+        now_ns: Option<i64>,
+    ) -> Result<Vec<Event>, RefusedMessage> {
+        let (_, through_ns) = self.read(
+            site,
+            PROGRESS_MARK,
+            line,
+            |m: &crate::publish::ProgressMark| &m.complete_through_utc,
+        )?;
         // On the range's corrected time, like the site's receipts, and never from the future.
         let through_ns = self.coverage.judged_time(site, through_ns);
         let through_ns = now_ns.map_or(through_ns, |now| through_ns.min(now));
@@ -135,22 +135,46 @@ impl RangeJudge {
             events.push(self.input_event(site, change, through_ns));
         }
         events.extend(self.judge(now_ns));
-        events
+        Ok(events)
     }
 
     /// A site receiver's own `clock` event, as published to the events stream.
-    pub fn site_clock_event(&mut self, site: &str, line: &[u8]) -> Vec<Event> {
-        let Ok(report) = serde_json::from_slice::<ClockReport>(line) else {
-            return Vec::new();
-        };
-        let Some(utc_ns) = parse_utc_ns(&report.utc) else {
-            return Vec::new();
-        };
-        self.coverage
+    pub fn site_clock_event(
+        &mut self,
+        site: &str,
+        line: &[u8],
+    ) -> Result<Vec<Event>, RefusedMessage> {
+        let (report, utc_ns) = self.read(site, CLOCK_REPORT, line, |r: &ClockReport| &r.utc)?;
+        Ok(self
+            .coverage
             .site_clock_report(site, report.synchronised, report.max_error_us, utc_ns)
             .into_iter()
             .map(Event::from)
-            .collect()
+            .collect())
+    }
+
+    /// A site's message of kind `what` and its time (the field `time_of` names), or its refusal,
+    /// counted for the site.
+    fn read<T: serde::de::DeserializeOwned>(
+        &mut self,
+        site: &str,
+        what: &'static str,
+        line: &[u8],
+        time_of: impl Fn(&T) -> &String,
+    ) -> Result<(T, i64), RefusedMessage> {
+        let read = serde_json::from_slice::<T>(line)
+            .map_err(|source| RefusedMessage::Malformed { what, source })
+            .and_then(|message| match parse_utc_ns(time_of(&message)) {
+                Some(utc_ns) => Ok((message, utc_ns)),
+                None => Err(RefusedMessage::BadTime {
+                    what,
+                    time: time_of(&message).clone(),
+                }),
+            });
+        if read.is_err() {
+            *self.refused.entry(site.to_string()).or_default() += 1;
+        }
+        read
     }
 
     /// The live timer at `now_ns`: sites whose input stalled, and what falls due as far as the
@@ -248,9 +272,14 @@ impl RangeJudge {
         self.inputs.stalled(site)
     }
 
-    /// Messages refused from `site` since the start (see [`RangeJudge::receipt`]).
+    /// Messages refused from `site` since the start (see [`RefusedMessage`]).
     pub fn refused(&self, site: &str) -> u64 {
         self.refused.get(site).copied().unwrap_or(0)
+    }
+
+    /// Every site that had a message refused, with how many.
+    pub fn refused_sites(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.refused.iter().map(|(site, n)| (site.as_str(), *n))
     }
 }
 
@@ -308,9 +337,15 @@ mod tests {
         let refused = judge
             .receipt("north", bad_time.as_bytes(), None)
             .unwrap_err();
-        assert!(matches!(refused, RefusedReceipt::BadTime(ref t) if t == "yesterday"));
+        assert!(
+            matches!(refused, RefusedMessage::BadTime { ref time, .. } if time == "yesterday"),
+            "{refused}"
+        );
+        // A progress mark and a clock report that are not one count too.
+        assert!(judge.progress("north", b"{}", None).is_err());
+        assert!(judge.site_clock_event("north", b"[]").is_err());
         assert!(judge.receipt("north", b"\x00\xff", None).is_err());
-        assert_eq!((judge.refused("north"), judge.refused("south")), (3, 0));
+        assert_eq!((judge.refused("north"), judge.refused("south")), (5, 0));
         assert!(
             judge.detector().vehicles().is_empty(),
             "nothing refused was judged"
@@ -361,10 +396,12 @@ mod tests {
         let states: Vec<GapState> = events.iter().map(|e| e.state).collect();
         assert_eq!(states, [GapState::Open, GapState::Closed]);
         assert!((events[1].gap_s.unwrap() - 6.0).abs() < 1e-9);
-        let flagged = judge.site_clock_event(
-            "north",
-            br#"{"utc":"2025-12-01T00:00:20.000Z","kind":"clock","state":"lost","synchronised":false,"max_error_us":16000000}"#,
-        );
+        let flagged = judge
+            .site_clock_event(
+                "north",
+                br#"{"utc":"2025-12-01T00:00:20.000Z","kind":"clock","state":"lost","synchronised":false,"max_error_us":16000000}"#,
+            )
+            .unwrap();
         assert_eq!(flagged.len(), 1);
         let line: serde_json::Value = serde_json::from_str(&range_line(&flagged[0])).unwrap();
         assert_eq!(line["state"], "site_unsynchronised");
@@ -397,8 +434,8 @@ mod tests {
             if !quiet_43 {
                 events.extend(judge.receipt("north", &hb(t, 43), now).unwrap());
             }
-            events.extend(judge.progress("north", &mark(t + 1), now));
-            events.extend(judge.progress("south", &mark(t + 1), now));
+            events.extend(judge.progress("north", &mark(t + 1), now).unwrap());
+            events.extend(judge.progress("south", &mark(t + 1), now).unwrap());
         };
         for k in 0..10 {
             let t = T0 + k * S;

@@ -113,7 +113,10 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
             Some(report) = clock_reports.next() => match report {
                 Ok(report) => {
                     if let Some(site) = subject::clock_site(&report.subject).map(str::to_string) {
-                        emit(&sink, judge.site_clock_event(&site, &report.payload));
+                        match judge.site_clock_event(&site, &report.payload) {
+                            Ok(events) => emit(&sink, events),
+                            Err(refused) => say_refused(&judge, &site, &report, &refused),
+                        }
                     }
                     if let Err(e) = report.ack().await {
                         tracing::warn!(error = %e, "range: cannot acknowledge a site's clock report");
@@ -128,13 +131,14 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
                     };
                     caught_up = message.info().map(|i| i.pending == 0).unwrap_or(true);
                     let now = caught_up.then(clock::utc_ns);
-                    if subject::is_progress(&message.subject) {
-                        emit(&sink, judge.progress(&site, &message.payload, now));
+                    let judged = if subject::is_progress(&message.subject) {
+                        judge.progress(&site, &message.payload, now)
                     } else {
-                        match judge.receipt(&site, &message.payload, now) {
-                            Ok(events) => emit(&sink, events),
-                            Err(refused) => say_refused(&judge, &site, &message, &refused),
-                        }
+                        judge.receipt(&site, &message.payload, now)
+                    };
+                    match judged {
+                        Ok(events) => emit(&sink, events),
+                        Err(refused) => say_refused(&judge, &site, &message, &refused),
                     }
                     unacked_count += 1;
                     if unacked_count >= ACK_EVERY {
@@ -164,13 +168,13 @@ pub async fn run(config: RangeConfig) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A refused receipt is logged the first time for its site, then every 10,000th, naming the
-/// site, the subject and the message's place in the stream.
+/// A site's refused message is logged the first time for its site, then every 10,000th, naming
+/// the site, the subject and the message's place in its stream.
 fn say_refused(
     judge: &RangeJudge,
     site: &str,
     message: &async_nats::jetstream::Message,
-    refused: &judge::RefusedReceipt,
+    refused: &judge::RefusedMessage,
 ) {
     let count = judge.refused(site);
     if count == 1 || count.is_multiple_of(10_000) {
@@ -181,7 +185,7 @@ fn say_refused(
             stream_sequence,
             refused_so_far = count,
             reason = %refused,
-            "range: a message on a receipt subject is not a receipt line; skipped"
+            "range: a site's message is not what its subject carries; skipped"
         );
     }
 }
@@ -210,18 +214,34 @@ fn snapshot(judge: &RangeJudge, started_ns: i64) -> StatusSnapshot {
             })
             .collect(),
         open_gaps: judge.detector().open_gaps().len(),
-        sites: judge
-            .coverage()
-            .sites()
-            .map(|site| SiteSnapshot {
-                name: site.name.to_string(),
-                silent: site.silent,
-                clock_off: site.clock_off,
-                unsynchronised: site.unsynchronised,
-                input_stalled: judge.input_stalled(site.name),
-                refused_receipts: judge.refused(site.name),
-            })
-            .collect(),
+        sites: sites(judge),
         ..Default::default()
     }
+}
+
+/// The sites the range knows: those its coverage holds (heard, or clock reports), and those
+/// whose every message so far was refused (so `/status` shows them too).
+fn sites(judge: &RangeJudge) -> Vec<SiteSnapshot> {
+    let mut sites: Vec<SiteSnapshot> = judge
+        .coverage()
+        .sites()
+        .map(|site| SiteSnapshot {
+            name: site.name.to_string(),
+            silent: site.silent,
+            clock_off: site.clock_off,
+            unsynchronised: site.unsynchronised,
+            input_stalled: judge.input_stalled(site.name),
+            refused_messages: judge.refused(site.name),
+        })
+        .collect();
+    for (name, refused) in judge.refused_sites() {
+        if !sites.iter().any(|s| s.name == name) {
+            sites.push(SiteSnapshot {
+                name: name.to_string(),
+                refused_messages: refused,
+                ..SiteSnapshot::default()
+            });
+        }
+    }
+    sites
 }

@@ -59,10 +59,10 @@ pub struct SiteSnapshot {
     /// not judged silent until it catches up.
     #[serde(default)]
     pub input_stalled: bool,
-    /// Messages on its receipt subject that were not receipt lines, refused since the range
-    /// started (each named in the range's log: the first, then every 10,000th).
+    /// Its messages refused since the range started: receipt lines, progress marks and clock
+    /// reports that were not one (named in the range's log: the first, then every 10,000th).
     #[serde(default)]
-    pub refused_receipts: u64,
+    pub refused_messages: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -531,7 +531,7 @@ pub fn status(http: &str) -> serde_json::Value {
     serde_json::from_str(&http_get(http, "/status")).unwrap()
 }
 
-/// One entry of `/status`'s `links` or `forwards`, by name. Until the pipeline publishes its
+/// One entry of a `/status` list (`links`, `forwards`, `webhooks`), by name. Until the pipeline publishes its
 /// first snapshot the lists are empty: asked for again, for up to 10 s.
 pub fn status_entry(http: &str, list: &str, name: &str) -> serde_json::Value {
     let deadline = Instant::now() + Duration::from_secs(10);
