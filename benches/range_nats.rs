@@ -15,7 +15,7 @@
 
 #[path = "harness/mod.rs"]
 mod harness;
-#[path = "../tests/common/nats.rs"]
+#[path = "../tests/suite/common/nats.rs"]
 mod nats;
 
 use foxborne_receiver::monitor::format_utc_ms;

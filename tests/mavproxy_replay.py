@@ -1,4 +1,4 @@
-"""Replays a .tlog into MAVProxy's master, as a vehicle's stream, for tests/mavproxy.rs.
+"""Replays a .tlog into MAVProxy's master, as a vehicle's stream, for tests/suite/mavproxy.rs.
 
 usage: mavproxy_replay.py TLOG HOST:PORT RATE OUT
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""pymavlink peers for tests/redundancy.rs (issue 28), and pymavlink's view of a tlog's radio
-reports for tests/corpus_radio.rs.
+"""pymavlink peers for tests/suite/redundancy.rs (issue 28), and pymavlink's view of a tlog's radio
+reports for tests/suite/corpus_radio.rs.
 
 Frames are built with pymavlink's MAVLink 2 encoder (ardupilotmega dialect) and sent over UDP
 sockets by this script, so which frame goes to which link is decided here, exactly: losses come

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What pyulog reads of the topics `sortie` takes its air side from (tests/sortie.rs).
+"""What pyulog reads of the topics `sortie` takes its air side from (tests/suite/sortie.rs).
 
 For each log given: every change of vehicle_status arming_state and nav_state, of
 vehicle_land_detected landed, of telemetry_status heartbeat_type_gcs (per instance), the first

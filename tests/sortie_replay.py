@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Replays a flight log's own telemetry to a receiver over UDP, at the flight's pace (tests/sortie.rs).
+"""Replays a flight log's own telemetry to a receiver over UDP, at the flight's pace (tests/suite/sortie.rs).
 
 The vehicle booted at BOOT_US on this machine's clock (the receiver's clock too, on loopback):
 the message for flight time t (seconds on the log's boot clock) is sent when the clock reads

@@ -1,4 +1,4 @@
-"""Compares `ulog export` output with pyulog, value for value (run by tests/ulog_export.rs).
+"""Compares `ulog export` output with pyulog, value for value (run by tests/suite/ulog_export.rs).
 
 usage: python ulog_export_check.py FORMAT EXPORT_DIR LOG.ulg...
 

@@ -1,4 +1,4 @@
-"""Reads `ulog export` Parquet back with DuckDB and Polars (run by tests/ulog_export.rs).
+"""Reads `ulog export` Parquet back with DuckDB and Polars (run by tests/suite/ulog_export.rs).
 
 usage: python ulog_export_readers.py EXPORT_DIR LOG.ulg...
 

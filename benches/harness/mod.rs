@@ -3,7 +3,7 @@
 //! read off its SSE stream, and its receive log counted.
 #![allow(dead_code)]
 
-#[path = "../../tests/common/net.rs"]
+#[path = "../../tests/suite/common/net.rs"]
 mod net;
 #[allow(unused_imports)] // each test or bench uses some of them
 pub use net::{connect_from, http_get};

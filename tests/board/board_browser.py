@@ -1,5 +1,5 @@
 """Drives the range board in headless Chromium over WebDriver (selenium + Debian's chromedriver)
-for tests/board_browser.rs, which owns the daemon and the vehicles.
+for tests/suite/board_browser.rs, which owns the daemon and the vehicles.
 
     board_browser.py check URL AXE_JS SCREENSHOT_PNG
     board_browser.py bench URL VEHICLES SECONDS      (benches/board_page.rs)
