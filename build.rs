@@ -12,12 +12,13 @@
 //! `cargo metadata` on a one-dependency manifest (see `mavlink_crate_dir`). The output is deterministic: messages
 //! sorted by id, nothing taken from the environment but the definitions.
 //!
-//! **Whether the shared corpus of real data is there**, for the test targets: when
-//! `$FOXBORNE_CORPUS` (or `../shared/corpus` beside the crate) is missing and
-//! `FOXBORNE_REQUIRE_CORPUS` is not `1`, it sets `cfg(foxborne_no_corpus)`, under which every test
-//! that reads the corpus is `#[ignore]`d with the reason: the skip shows in the test summary
-//! instead of passing as `ok`. With `FOXBORNE_REQUIRE_CORPUS=1` those tests run, and a missing
-//! corpus or file fails them.
+//! **Which test kits this machine has**, for the test targets: the shared corpus of real data
+//! (`$FOXBORNE_CORPUS`, or `../shared/corpus` beside the crate), the Python references, the
+//! browser kit, nats-server and root. For each one missing (and its `FOXBORNE_REQUIRE_*` not
+//! `1`) it sets a `cfg(foxborne_no_*)`, under which the tests that need it are `#[ignore]`d with
+//! the reason: the skip shows in the test summary instead of passing as `ok`. With
+//! `FOXBORNE_REQUIRE_*=1` those tests run, and a missing kit fails them. Only paths that exist are
+//! watched, so a second build with nothing changed compiles nothing (see `tools_cfg`).
 
 use quick_xml::events::Event;
 use quick_xml::Reader;
@@ -352,19 +353,22 @@ fn generate(messages: &BTreeMap<u32, Message>) -> String {
 /// `#[ignore]`d with the reason, so the summary says what did not run instead of a test that
 /// returned early passing as `ok`. Where it is set to `1` (CI), the tests run, and a missing
 /// program fails them.
+///
+/// Only paths that exist are watched: cargo takes a watched path that does not exist as changed
+/// on every build, which recompiled the whole crate each time on a machine without the kits. So
+/// a kit installed later is noticed when one of the variables below changes, when the existing
+/// `.venv/bin` or `tests/board/node_modules` change, or after `touch build.rs` (the README's
+/// testing page says so). Nothing is printed: a plain build of the daemon has no business
+/// talking about test kits, and `cargo test` names every test it ignores, with the reason.
 fn tools_cfg() {
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
-    for var in ["PATH", "FOXBORNE_PYTHON", "FOXBORNE_CHROMIUM"] {
+    for var in ["FOXBORNE_PYTHON", "FOXBORNE_CHROMIUM"] {
         println!("cargo::rerun-if-env-changed={var}");
     }
     let venv_bin = manifest_dir.join(".venv/bin");
-    if venv_bin.is_dir() {
-        println!("cargo::rerun-if-changed={}", venv_bin.display());
-    }
+    watch_if_present(&venv_bin);
     let node_modules = manifest_dir.join("tests/board/node_modules");
-    if node_modules.is_dir() {
-        println!("cargo::rerun-if-changed={}", node_modules.display());
-    }
+    watch_if_present(&node_modules);
     let python = std::env::var_os("FOXBORNE_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|| venv_bin.join("python"));
@@ -383,63 +387,46 @@ fn tools_cfg() {
             .and_then(|ids| ids.split_whitespace().nth(1))
             == Some("0")
     });
-    let checks: [(&str, &str, Option<String>); 5] = [
+    let checks: [(&str, &str, bool); 5] = [
         (
             "python",
             "FOXBORNE_REQUIRE_PYTHON",
-            (!imports("pymavlink, pyulog, pyarrow, pandas, numpy, duckdb, polars")).then(|| {
-                format!(
-                    "no Python with pymavlink, pyulog, pyarrow, pandas, numpy, duckdb and polars at {} (see the README)",
-                    python.display()
-                )
-            }),
+            imports("pymavlink, pyulog, pyarrow, pandas, numpy, duckdb, polars"),
         ),
         (
             "mavproxy",
             "FOXBORNE_REQUIRE_PYTHON",
-            (!imports("pymavlink, MAVProxy") || !python.with_file_name("mavproxy.py").is_file()).then(|| {
-                format!(
-                    "no MAVProxy (mavproxy.py) beside the Python at {} (pip install MAVProxy; see the README)",
-                    python.display()
-                )
-            }),
+            imports("pymavlink, MAVProxy") && python.with_file_name("mavproxy.py").is_file(),
         ),
         (
             "browser",
             "FOXBORNE_REQUIRE_BROWSER",
-            if chromium.is_none() || on_path("chromedriver").is_none() {
-                Some("no chromium and chromedriver (apt-get install chromium chromium-driver)".into())
-            } else if !imports("selenium") {
-                Some(format!("{} does not import selenium", python.display()))
-            } else if !node_modules.join("axe-core").is_dir() {
-                Some("no axe-core in tests/board/node_modules (npm ci in tests/board)".into())
-            } else {
-                None
-            },
+            chromium.is_some()
+                && on_path("chromedriver").is_some()
+                && imports("selenium")
+                && node_modules.join("axe-core").is_dir(),
         ),
         (
             "nats",
             "FOXBORNE_REQUIRE_NATS",
-            on_path("nats-server")
-                .is_none()
-                .then(|| "no nats-server (apt-get install nats-server)".to_string()),
+            on_path("nats-server").is_some(),
         ),
-        (
-            "faults",
-            "FOXBORNE_REQUIRE_FAULTS",
-            (!root).then(|| "not root: the disk-fault tests mount a tmpfs".to_string()),
-        ),
+        ("faults", "FOXBORNE_REQUIRE_FAULTS", root),
     ];
-    for (what, require, missing) in checks {
+    for (what, require, present) in checks {
         println!("cargo::rustc-check-cfg=cfg(foxborne_no_{what})");
         println!("cargo::rerun-if-env-changed={require}");
         let required = std::env::var(require).as_deref() == Ok("1");
-        if let Some(why) = missing.filter(|_| !required) {
+        if !present && !required {
             println!("cargo::rustc-cfg=foxborne_no_{what}");
-            println!(
-                "cargo::warning={why}: the tests that need it are ignored ({require}=1 runs them; after installing, `touch build.rs`)"
-            );
         }
+    }
+}
+
+/// Watches `path` when it exists (see [`tools_cfg`] for why a missing one is never watched).
+fn watch_if_present(path: &Path) {
+    if path.exists() {
+        println!("cargo::rerun-if-changed={}", path.display());
     }
 }
 
@@ -460,14 +447,11 @@ fn corpus_cfg() {
             PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"))
                 .join("../shared/corpus")
         });
-    // Watching the folder (or where it would be) reruns this when it appears or goes.
-    println!("cargo::rerun-if-changed={}", corpus.display());
+    // Present: watched, so its going is noticed. Missing: not watched (see `tools_cfg`); a corpus
+    // that appears later is noticed by setting FOXBORNE_CORPUS or `touch build.rs`.
+    watch_if_present(&corpus);
     let required = std::env::var("FOXBORNE_REQUIRE_CORPUS").as_deref() == Ok("1");
     if !corpus.is_dir() && !required {
         println!("cargo::rustc-cfg=foxborne_no_corpus");
-        println!(
-            "cargo::warning=corpus not found at {}: the tests that read it are ignored (set FOXBORNE_CORPUS)",
-            corpus.display()
-        );
     }
 }
