@@ -182,13 +182,17 @@ fn serial_link_survives_a_missing_device_and_unplug_and_replug() {
     );
     let mut d = Daemon::start("serial", &config);
     // Missing at start: reported down, not fatal.
-    d.wait_for("serial link down", WAIT);
+    let (up, down) = (
+        common::link_event("up", "usb0"),
+        common::link_event("down", "usb0"),
+    );
+    d.wait_for(&down, WAIT);
     let tty = d.dir.join("ttyV0");
     let current = d.dir.join("data/receive/current.jsonl");
     let mut seq = 0u8;
     for round in 0..3 {
         let master = common::pty_at(&tty);
-        d.wait_for("link up", WAIT);
+        d.wait_for(&up, WAIT);
         // A frame split across two writes, then a whole one.
         let f1 = build::v1(header(7, seq), 0, &build::heartbeat_payload(2, 3));
         write_all(&master, &f1[..5]);
@@ -210,7 +214,7 @@ fn serial_link_survives_a_missing_device_and_unplug_and_replug() {
             d.receipts().len()
         );
         drop(master);
-        d.wait_for("link down", WAIT);
+        d.wait_for(&down, WAIT);
     }
     assert!(d.stop().success());
     let lines = d.receipts();

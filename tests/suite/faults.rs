@@ -18,13 +18,17 @@ const WAIT: Duration = Duration::from_secs(20);
 fn serial_unplugged_and_replugged_20_times_records_every_frame_without_spinning() {
     let config = "data_dir = \"{dir}/data\"\nfsync_interval_s = 0.05\n[http]\nlisten = \"127.0.0.1:0\"\n[[link]]\nname = \"usb0\"\nserial = \"{dir}/ttyV0\"\n";
     let mut d = Daemon::start("unplug", config);
-    d.wait_for("serial link down", WAIT);
+    let (up, down) = (
+        common::link_event("up", "usb0"),
+        common::link_event("down", "usb0"),
+    );
+    d.wait_for(&down, WAIT);
     let pid = d.child.id();
     let tty = d.dir.join("ttyV0");
     let mut sent = 0usize;
     for round in 0..20u8 {
         let master = common::pty_at(&tty);
-        d.wait_for("link up", WAIT);
+        d.wait_for(&up, WAIT);
         for k in 0..5u8 {
             let f = hb(9, round.wrapping_mul(5).wrapping_add(k));
             nix::unistd::write(&master, &f).unwrap();
@@ -36,7 +40,7 @@ fn serial_unplugged_and_replugged_20_times_records_every_frame_without_spinning(
         );
         drop(master);
         let _ = std::fs::remove_file(&tty);
-        d.wait_for("link down", WAIT);
+        d.wait_for(&down, WAIT);
         if round == 10 {
             // Gone for a while: the daemon must be waiting, not spinning on EOF/ENOENT.
             let before = common::cpu_seconds(pid);

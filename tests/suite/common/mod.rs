@@ -131,7 +131,8 @@ pub fn assert_config_refused(text: &str, names: &[&str]) {
 /// discarded), and returns its output with the peak resident set of that one child in bytes
 /// (`wait4`'s rusage). Unlike `getrusage`'s
 /// `RUSAGE_CHILDREN`, which gives the largest peak of every child the process has waited for,
-/// this is the child's own, whatever other tests of the binary ran beside it.
+/// this is the child's own, whatever other children ran beside it; but it starts at the
+/// spawning process's own peak, so only a small process measures with it (`tests/memory`).
 // The child is reaped by `wait4` below, which std's `Child` does not know of.
 #[allow(clippy::zombie_processes)]
 pub fn run_with_peak_rss(
@@ -173,6 +174,14 @@ pub fn run_with_peak_rss(
     };
     // Linux gives ru_maxrss in KiB.
     (output, usage.ru_maxrss as u64 * 1024)
+}
+
+/// The needle for the daemon's one log line per link event, `link up link=NAME` or `link down
+/// link=NAME`, for [`Daemon::wait_for`]. A serial or TCP link also logs "serial link down;
+/// retrying" for the same event: a needle matching both lines would leave one unclaimed, and a
+/// later wait would return at once on that stale line, a round early.
+pub fn link_event(state: &str, link: &str) -> String {
+    format!("link {state} link={link}")
 }
 
 /// `python` running the suite's script `tests/{script}`, its arguments to be added.
