@@ -99,6 +99,7 @@ pub struct ChangesArgs {
 #[derive(Debug, Subcommand)]
 pub enum CatalogCommand {
     /// Make the catalog again from the ingest reports on disk (it is a cache of them)
+    #[command(after_help = super::reference::ULOG)]
     Rebuild(RebuildArgs),
 }
 

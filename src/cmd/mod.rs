@@ -7,6 +7,7 @@ pub mod analyze;
 pub mod catalog;
 pub mod check_config;
 pub mod range;
+pub mod reference;
 pub mod reload;
 pub mod run;
 pub mod simulate;
@@ -31,7 +32,8 @@ pub const EXIT_CONFIG: u8 = 78;
 #[command(
     name = "foxborne-receiver",
     version,
-    about = "Live MAVLink ground receiver and PX4 flight-log ingest"
+    about = "Live MAVLink ground receiver and PX4 flight-log ingest",
+    after_help = reference::README
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -41,30 +43,40 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Verb {
     /// Run the receiver daemon: links in, receive log and events out, live alerts.
+    #[command(after_help = reference::CONFIG)]
     Run(run::RunArgs),
     /// Validate a config and print the effective settings (exit 78 on error).
+    #[command(after_help = reference::CONFIG)]
     CheckConfig(check_config::CheckConfigArgs),
     /// Ask a running daemon to reopen its files (SIGHUP): the unit's ExecReload.
+    #[command(after_help = reference::RECEIVE_LOG)]
     Reload(reload::ReloadArgs),
     /// Receive JSONL or .tlog through the live gap and latency logic; findings as JSON lines.
+    #[command(after_help = reference::EVENTS)]
     Analyze(analyze::AnalyzeArgs),
     /// Ask a running daemon (its local HTTP port) and print vehicles and links.
+    #[command(after_help = reference::HTTP)]
     Status(status::StatusArgs),
     /// Ground-station .tlog files.
+    #[command(after_help = reference::RECEIVE_LOG)]
     Tlog {
         #[command(subcommand)]
         cmd: tlog::TlogCommand,
     },
     /// PX4 flight logs: ingest, info, record, export, report.
+    #[command(after_help = reference::ULOG)]
     Ulog {
         #[command(subcommand)]
         cmd: ulog::UlogCommand,
     },
     /// Send simulated vehicles' MAVLink to a receiver over UDP (to see it work without a vehicle).
+    #[command(after_help = reference::TESTING)]
     Simulate(simulate::SimulateArgs),
     /// The whole range from every site's receipts in NATS JetStream: gaps judged across sites.
+    #[command(after_help = reference::RANGE)]
     Range(range::RangeArgs),
     /// One flight log and the ground's records of the same sortie on one UTC timeline.
+    #[command(after_help = reference::SORTIE)]
     Sortie(sortie::SortieArgs),
 }
 

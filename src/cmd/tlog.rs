@@ -23,6 +23,7 @@ const MAX_REJECTS_SHOWN: u64 = 20;
 #[derive(Debug, Subcommand)]
 pub enum TlogCommand {
     /// Convert .tlog files to receiver JSONL (same schema; `mono_ns` is null).
+    #[command(after_help = super::reference::RECEIVE_LOG)]
     Convert {
         /// Ground-station telemetry logs (.tlog: 8-byte big-endian µs time + MAVLink frame).
         #[arg(value_name = "FILE.tlog", required = true)]

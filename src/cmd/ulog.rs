@@ -32,20 +32,28 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Subcommand)]
 pub enum UlogCommand {
     /// Validate, read and report on PX4 flight logs (.ulg)
+    #[command(after_help = super::reference::ULOG)]
     Ingest(IngestArgs),
     /// Print a human summary of one flight log
+    #[command(after_help = super::reference::ULOG)]
     Info(InfoArgs),
     /// Print one record of a flight log, by message number or byte offset
+    #[command(after_help = super::reference::ULOG)]
     Record(RecordArgs),
     /// Export every topic, every field, to Parquet or CSV (one file per topic instance)
+    #[command(after_help = super::reference::ULOG)]
     Export(ExportArgs),
     /// Write the post-sortie report: one self-contained HTML file with plots
+    #[command(after_help = super::reference::ULOG)]
     Report(ReportArgs),
     /// List the catalogued runs, one JSON line each, in the order they were flown
+    #[command(after_help = super::reference::ULOG)]
     Runs(super::catalog::RunsArgs),
     /// List every parameter change between one vehicle's runs, in order, one JSON line each
+    #[command(after_help = super::reference::ULOG)]
     Changes(super::catalog::ChangesArgs),
     /// Look after the run catalog
+    #[command(after_help = super::reference::ULOG)]
     Catalog {
         #[command(subcommand)]
         cmd: super::catalog::CatalogCommand,

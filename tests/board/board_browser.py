@@ -235,7 +235,7 @@ def check(url, axe_path, screenshot):
         page.await_("sysid 3's stream stopped",
                     lambda: text_of(card % 3 + " [data-stream-state]") is not None)
         page.await_("sysid 4 in gap again", lambda: page.state_of(QUIET_SYSID) == "gap")
-        # The wall as the README shows it (FOXBORNE_BOARD_SCREENSHOT=docs/board.png): a vehicle in
+        # The wall as docs/http.md shows it (FOXBORNE_BOARD_SCREENSHOT=docs/board.png): a vehicle in
         # gap, one never heard, a link gap, two senders on one id, a stream stopped, a radio.
         driver.save_screenshot(screenshot)
         say("link_gap", text=text_of(card % 5 + " [data-link-gap='radio2']"), state=page.state_of(5),

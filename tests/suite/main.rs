@@ -16,6 +16,7 @@ mod daemon_files;
 mod daemon_links;
 mod daemon_service;
 mod daemon_tcp;
+mod docs_links;
 mod faults;
 mod fields_pymavlink;
 mod forward;

@@ -154,7 +154,7 @@ fn assert_rendered(name: &str, pixels: &[[u8; 3]]) {
 
 /// Every corpus log's report, events and rules included, rendered by headless Chromium. With
 /// `FOXBORNE_ULOG_SCREENSHOT=docs/ulog-report.png`, the report of flightreview_ekf_failure.ulg
-/// is kept there (the README's picture).
+/// is kept there (docs/ulog.md's picture).
 #[test]
 #[cfg_attr(
     any(foxborne_no_browser, foxborne_no_corpus),
@@ -184,7 +184,7 @@ fn report_renders_in_headless_chromium() {
             assert_rendered(&name, &pixels);
         }
     }
-    // The README's report: the failsafe and the sensor failure on the time axis, over the band.
+    // docs/ulog.md's report: the failsafe and the sensor failure on the time axis, over the band.
     let html = dir.join("flightreview_ekf_failure.html");
     let text = std::fs::read_to_string(&html).unwrap();
     assert!(

@@ -642,7 +642,7 @@ pub fn python_with(modules: &[&str]) -> PathBuf {
         .is_ok_and(|o| o.status.success());
     assert!(
         imports,
-        "no Python with {} at {} (set FOXBORNE_PYTHON or pip install them into .venv; see the README)",
+        "no Python with {} at {} (set FOXBORNE_PYTHON or pip install them into .venv; see docs/testing.md)",
         modules.join(", "),
         path.display()
     );
