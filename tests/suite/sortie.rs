@@ -290,6 +290,14 @@ fn the_gap(lines: &[Value]) -> &Value {
     gaps[0]
 }
 
+/// The replay's gap title as `sortie`'s JSON lines state it (checked against the receipts in
+/// `the_gap_is_placed_at_the_cut_within_its_bound`), for the other formats to show the same.
+fn gap_title(r: &Replay) -> String {
+    let (code, lines, stderr) = sortie(&r.flight, &grounds(r), &[]);
+    assert_eq!(code, 0, "{stderr}");
+    the_gap(&lines)["title"].as_str().unwrap().to_string()
+}
+
 /// The receive-log line a citation names.
 fn cited_receipt(cite: &Value) -> Value {
     let text = std::fs::read_to_string(cite["file"].as_str().unwrap()).unwrap();
@@ -325,9 +333,22 @@ fn the_gap_is_placed_at_the_cut_within_its_bound() {
     let gap = the_gap(&lines);
     assert_eq!(gap["side"], "ground");
     assert_eq!(gap["state"], "closed");
-    assert_eq!(
-        gap["title"],
-        "Heartbeat due and not received. Nothing for 6.00 s"
+    // The title states the gap between the two heartbeats' arrivals, three significant figures
+    // (the cut is 6.00 s on the sender's clock; its pace, checked below, is good to 50 ms).
+    let title = gap["title"].as_str().unwrap();
+    let stated: f64 = title
+        .strip_prefix("Heartbeat due and not received. Nothing for ")
+        .and_then(|t| t.strip_suffix(" s"))
+        .unwrap_or_else(|| panic!("{title}"))
+        .parse()
+        .unwrap();
+    let arrivals_s = (utc_us(&cited_receipt(&gap["cite_end"])["recv_utc"])
+        - utc_us(&cited_receipt(&gap["cite"])["recv_utc"])) as f64
+        / 1e6;
+    // recv_utc is to the millisecond: 1 ms each side, and half the title's last digit.
+    assert!(
+        (stated - arrivals_s).abs() <= 0.0071 && (stated - (RESUME_S - CUT_S)).abs() < 0.06,
+        "{title}: the receipts are {arrivals_s} s apart"
     );
     assert_eq!(
         gap["observed"],
@@ -875,7 +896,7 @@ fn the_table_shows_the_gap_and_its_window() {
     );
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("ANCHORS\n"), "{text}");
-    assert!(text.contains("Nothing for 6.00 s"), "{text}");
+    assert!(text.contains(&gap_title(r)), "{text}");
     assert!(text.contains("not necessarily radio failure"));
     assert!(text.contains("in the gap: The flight log kept running"));
 }
@@ -900,7 +921,7 @@ fn the_report_draws_the_ground_lane_in_headless_chromium() {
     );
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("class=\"ground-lane\""));
-    assert!(page.contains("Heartbeat due and not received. Nothing for 6.00 s"));
+    assert!(page.contains(&gap_title(r)));
     assert!(page.contains("ground gap (last and next heartbeat)"));
     assert!(!page.contains("<script") && !page.contains("src=\"http"));
     let browser = common::browser::chromium();

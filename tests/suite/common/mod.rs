@@ -556,13 +556,22 @@ pub fn oracle(log: &std::path::Path) -> serde_json::Value {
 /// A pty pair with `link` pointing at its slave, like socat's `link=`: the returned master is
 /// the far end of a serial cable. Dropping it unplugs the device.
 pub fn pty_at(link: &std::path::Path) -> std::os::fd::OwnedFd {
-    let pair = nix::pty::openpty(None, None).unwrap();
-    let slave_path = nix::unistd::ttyname(&pair.slave).unwrap();
+    use nix::fcntl::OFlag;
+    use std::os::fd::{FromRawFd, IntoRawFd};
+    // Close-on-exec from the start: the suite's other tests spawn children all the time, and a
+    // child that inherited the master would hold the pty open after the test drops it, so the
+    // daemon would never see the unplug (openpty's descriptors are inheritable).
+    let master =
+        nix::pty::posix_openpt(OFlag::O_RDWR | OFlag::O_NOCTTY | OFlag::O_CLOEXEC).unwrap();
+    nix::pty::grantpt(&master).unwrap();
+    nix::pty::unlockpt(&master).unwrap();
+    let slave_path = nix::pty::ptsname_r(&master).unwrap();
     let tmp = link.with_extension("tmp");
     let _ = std::fs::remove_file(&tmp);
     std::os::unix::fs::symlink(&slave_path, &tmp).unwrap();
     std::fs::rename(&tmp, link).unwrap();
-    pair.master
+    // SAFETY: the descriptor is ours alone, taken out of the PtyMaster that owned it.
+    unsafe { std::os::fd::OwnedFd::from_raw_fd(master.into_raw_fd()) }
 }
 
 /// The next value from `events` (an SSE reader's channel) that satisfies `wanted`, skipping the
