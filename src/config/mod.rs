@@ -20,7 +20,7 @@ mod signing;
 mod webhook;
 
 pub use forward::{ForwardFilter, ForwardOutput, ForwardSettings};
-pub use http::HttpSettings;
+pub use http::{ConnectionLimits, HttpSettings};
 pub use link::{
     allowed, network_contains, Bauds, FlowControl, HostPort, LinkConfig, LinkTransport,
 };

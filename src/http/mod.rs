@@ -14,6 +14,7 @@ pub mod history;
 pub mod server;
 mod sse;
 
+use crate::config::HttpSettings;
 use crate::status::{metrics, HttpSnapshot, StatusSnapshot};
 use access::{AccessPolicy, Presented, Refusal};
 use axum::extract::{Request, State};
@@ -134,7 +135,7 @@ pub struct Outputs {
 /// across a restart is told to resync. The connection cap is lowered to fit the descriptor
 /// limit (said so).
 pub async fn start(
-    settings: &crate::config::HttpSettings,
+    settings: &HttpSettings,
     started_utc_ns: i64,
     outputs: Outputs,
     shutdown: watch::Receiver<bool>,
@@ -155,7 +156,7 @@ pub async fn start(
             nofile,
             cap,
             "http.max_connections lowered to fit the file descriptor limit (LimitNOFILE), keeping {} for the daemon's files",
-            server::RESERVED_FDS
+            HttpSettings::RESERVED_FDS
         );
     }
     let limits = settings.limits(cap);
