@@ -15,7 +15,7 @@ pub mod server;
 mod sse;
 
 use crate::config::HttpSettings;
-use crate::status::{metrics, HttpSnapshot, StatusSnapshot};
+use crate::status::{metrics, ForwardStats, HttpSnapshot, StatusSnapshot};
 use access::{AccessPolicy, Presented, Refusal};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -108,7 +108,7 @@ pub struct AppState {
     /// Publishing's counters, when `[publish]` is set.
     pub publish: Option<Arc<crate::publish::PublishStats>>,
     /// Each forward output's counters.
-    pub forwards: Vec<Arc<crate::daemon::forward::ForwardStats>>,
+    pub forwards: Vec<Arc<ForwardStats>>,
     pub shutdown: watch::Receiver<bool>,
 }
 
@@ -127,7 +127,7 @@ pub struct Face {
 #[derive(Default)]
 pub struct Outputs {
     pub publish: Option<Arc<crate::publish::PublishStats>>,
-    pub forwards: Vec<Arc<crate::daemon::forward::ForwardStats>>,
+    pub forwards: Vec<Arc<ForwardStats>>,
 }
 
 /// Binds `settings.listen` and serves the face there: the one bring-up of the HTTP port for the
