@@ -3,8 +3,9 @@
 //!
 //! The pure core (`wire`, `monitor`, `ulog`, `tlog`, `receipt`, `recorder`, `status`, `sniff`,
 //! `sortie`) takes bytes and times as arguments and never reads a clock or opens a socket.
-//! `daemon`, `sink` and `http` are the I/O shell; `cmd` holds the verbs; `config` is parsed once;
-//! `catalog` keeps every ingested run in SQLite (its change computation is pure).
+//! `daemon`, `sink`, `http`, `publish` and `range` are the I/O shell, reading the host's clocks
+//! through `clock`; `cmd` holds the verbs; `config` is parsed once; `catalog` keeps every
+//! ingested run in SQLite (its change computation is pure).
 //!
 //! Without the default `full` feature only the parsers and the rules remain (`wire`, `monitor`,
 //! `ulog` without its export, `tlog`, `receipt`, `recorder`, `sniff`, `analyze`, `sortie`; no
@@ -15,6 +16,8 @@ pub mod analyze;
 pub mod backoff;
 #[cfg(feature = "full")]
 pub mod catalog;
+#[cfg(feature = "full")]
+pub(crate) mod clock;
 #[cfg(feature = "full")]
 pub mod cmd;
 #[cfg(feature = "full")]

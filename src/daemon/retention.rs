@@ -3,7 +3,7 @@
 //! async threads, and hands the pipeline a `retention` event listing what went (and whether the
 //! streams are still over `max_total_mb` with nothing left that may go).
 
-use super::clock;
+use crate::clock;
 use crate::config::RetentionSettings;
 use crate::monitor::event::RetentionKind;
 use crate::monitor::{Event, RemovedFolder, RetentionEvent, UtcTime};
