@@ -55,7 +55,7 @@ pub fn check(
         max_age_days: settings.max_age_days,
         max_total_bytes: settings.max_total_bytes(),
     };
-    let plan = retention::plan(&folders, crate::monitor::utc::day_of(now_ns), bounds);
+    let plan = retention::plan(&folders, crate::utc::day_of(now_ns), bounds);
     if plan.remove.is_empty() && plan.over_by.is_none() {
         return Ok(None);
     }

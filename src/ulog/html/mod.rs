@@ -265,8 +265,7 @@ fn summary(out: &mut String, report: &Report, specs: &[SeriesSpec], series: &[Se
     let start = match &report.gps_anchor {
         Some(a) => match a.boot_offset_us {
             Some(off) => {
-                let utc =
-                    crate::monitor::utc::format_utc_ms_of_us(off + t0 as i64).unwrap_or_default();
+                let utc = crate::utc::format_utc_ms_of_us(off + t0 as i64).unwrap_or_default();
                 format!(
                     "{utc} ({}, spread {:.0} ms)",
                     a.title,
