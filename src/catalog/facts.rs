@@ -2,7 +2,7 @@
 //! serves the ingest (on the report it is about to write) and `ulog catalog rebuild` (on the
 //! reports on disk), so the catalog never holds anything the reports do not.
 
-use super::changes::{ParamValue, Parameters};
+use super::params::{ParamValue, Parameters};
 use super::vehicle::Vehicle;
 use serde_json::Value;
 use std::collections::BTreeMap;
