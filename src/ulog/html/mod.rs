@@ -23,7 +23,6 @@ mod specs;
 mod tables;
 
 pub use markers::{Marker, MarkerKind};
-pub use plot::esc;
 pub use specs::default_specs;
 pub use tables::record_command;
 
@@ -31,6 +30,7 @@ use plot::{time_plot, track_plot, Axis, PlotExtras, LEFT, RIGHT, WIDTH};
 use tables::{events_table, message_row, rules_table, shell_quote};
 
 use crate::ulog::band;
+use crate::ulog::display::esc;
 use crate::ulog::ingest::{ingest_file, IngestOptions};
 use crate::ulog::lane::{GroundLane, LaneAxis, LaneKind};
 use crate::ulog::profile::Profile;
@@ -546,8 +546,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn escapes_and_quotes() {
-        assert_eq!(esc("<a&'\">"), "&lt;a&amp;&#39;&quot;&gt;");
+    fn commands_are_quoted_and_ticks_are_round() {
         assert_eq!(
             record_command("logs/a b.ulg", 7),
             "foxborne-receiver ulog record 'logs/a b.ulg' --message 7"
