@@ -157,7 +157,7 @@ pub(super) fn parse(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{parse, refusal};
+    use super::super::testing::{parse, refusal};
 
     #[test]
     fn a_listener_off_loopback_needs_a_token() {

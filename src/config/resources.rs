@@ -80,7 +80,7 @@ impl Config {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::parse;
+    use super::super::testing::parse;
 
     /// The shipped unit's MemoryMax and LimitNOFILE cover what the shipped config can use, with
     /// the .tlog on and the most links the unit's memory comment allows for.
