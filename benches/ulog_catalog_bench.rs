@@ -20,6 +20,7 @@ mod ulog_common;
 
 use foxborne_receiver::cmd::catalog::{CatalogArgs, IngestCatalogArgs, IngestSession};
 use foxborne_receiver::cmd::ulog::report_path;
+use foxborne_receiver::cmd::Exit;
 use foxborne_receiver::ulog::digest::sha256_hex;
 use foxborne_receiver::ulog::ingest::{ingest_file, ingest_file_with_sha256, IngestOptions};
 use std::path::{Path, PathBuf};
@@ -79,7 +80,7 @@ fn round(mode: Mode, logs: &[PathBuf], dir: &Path, catalog: &Path) -> (f64, Vec<
             Some(s) => {
                 let report = ingest_file_with_sha256(log, options(&quarantine)).expect("ingest");
                 let finished = s.finish(log, report, Some(path.clone())).expect("finish");
-                assert_eq!(finished.exit, 0, "{}", log.display());
+                assert_eq!(finished.exit, Exit::Success, "{}", log.display());
                 serde_json::to_string_pretty(&finished.json).unwrap()
             }
         };

@@ -2,12 +2,14 @@
 //! and the post-sortie PX4 ULog ingest.
 //!
 //! The pure core (`wire`, `monitor`, `ulog`, `tlog`, `receipt`, `recorder`, `status`, `sniff`,
-//! `sortie`) takes bytes and times as arguments and never reads a clock or opens a socket.
-//! `daemon`, `sink` and `http` are the I/O shell; `cmd` holds the verbs; `config` is parsed once;
-//! `catalog` keeps every ingested run in SQLite (its change computation is pure).
+//! `sortie`, all on the time axis of `utc`) takes bytes and times as arguments and never reads a
+//! clock or opens a socket.
+//! `daemon`, `sink`, `http`, `publish` and `range` are the I/O shell, reading the host's clocks
+//! through `clock`; `cmd` holds the verbs; `config` is parsed once; `catalog` keeps every
+//! ingested run in SQLite (its change computation is pure).
 //!
 //! Without the default `full` feature only the parsers and the rules remain (`wire`, `monitor`,
-//! `ulog` without its export, `tlog`, `receipt`, `recorder`, `sniff`, `analyze`, `sortie`; no
+//! `ulog` without its export, `tlog`, `receipt`, `utc`, `recorder`, `sniff`, `analyze`, `sortie`; no
 //! tokio, HTTP, NATS or Parquet, and `status`, which encodes /metrics, is left out too): what
 //! the fuzz targets build.
 
@@ -15,6 +17,8 @@ pub mod analyze;
 pub mod backoff;
 #[cfg(feature = "full")]
 pub mod catalog;
+#[cfg(feature = "full")]
+pub(crate) mod clock;
 #[cfg(feature = "full")]
 pub mod cmd;
 #[cfg(feature = "full")]
@@ -45,4 +49,5 @@ pub(crate) mod status;
 pub(crate) mod test_support;
 pub mod tlog;
 pub mod ulog;
+pub mod utc;
 pub mod wire;

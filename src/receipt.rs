@@ -35,7 +35,7 @@ pub fn json_string(text: &str) -> String {
     serde_json::to_string(text).expect("a string always serialises")
 }
 
-pub use crate::monitor::utc::UtcMillis;
+pub use crate::utc::UtcMillis;
 
 /// Appends one receipt line, newline included.
 pub fn write_line(
@@ -166,7 +166,7 @@ mod tests {
 
     #[test]
     fn writes_the_design_example_line_with_keys_in_order() {
-        let utc_ns = crate::monitor::parse_utc_ns("2026-09-24T14:32:03.912Z").unwrap() + 345_678;
+        let utc_ns = crate::utc::parse_utc_ns("2026-09-24T14:32:03.912Z").unwrap() + 345_678;
         let link = json_string("radio1");
         let arrival = Arrival {
             utc_ns,

@@ -15,7 +15,7 @@ use crate::wire::signing::SigningKeys;
 use crate::wire::Frame;
 use std::collections::HashMap;
 
-pub use crate::monitor::utc::NANOS_PER_DAY;
+pub use crate::utc::NANOS_PER_DAY;
 
 /// Counters for one link.
 #[derive(Debug, Clone, Default)]
@@ -109,7 +109,7 @@ impl FrameCopies {
 
 impl Output {
     fn batch_for(&mut self, utc_ns: i64) -> &mut DayBatch {
-        let day = crate::monitor::utc::day_of(utc_ns);
+        let day = crate::utc::day_of(utc_ns);
         if self.batches.last().is_none_or(|b| b.day != day) {
             self.batches.push(DayBatch {
                 day,

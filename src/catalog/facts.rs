@@ -2,7 +2,7 @@
 //! serves the ingest (on the report it is about to write) and `ulog catalog rebuild` (on the
 //! reports on disk), so the catalog never holds anything the reports do not.
 
-use super::changes::{ParamValue, Parameters};
+use super::params::{ParamValue, Parameters};
 use super::vehicle::Vehicle;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -127,7 +127,7 @@ pub fn logged_span(report: &Value) -> Option<(u64, u64)> {
 }
 
 /// Microseconds since the epoch as RFC 3339 with milliseconds (`2026-09-22T14:13:19.000Z`).
-pub use crate::monitor::utc::format_utc_ms_of_us as utc_text;
+pub use crate::utc::format_utc_ms_of_us as utc_text;
 
 /// The inverse of [`utc_text`] (any RFC 3339 time).
 pub fn parse_utc(text: &str) -> Option<i64> {

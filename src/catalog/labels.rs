@@ -4,7 +4,7 @@
 //! them ("Hold mode" is "Hold"). Only values with a known meaning are labelled; any other value
 //! is shown as its number alone.
 
-use super::changes::ParamValue;
+use super::params::ParamValue;
 
 /// `NAV_DLL_ACT`: what the vehicle does when the data link to the ground is lost.
 const NAV_DLL_ACT: &[(i64, &str)] = &[

@@ -3,9 +3,10 @@
 //! failing), `synchronous = NORMAL` (a power cut may lose the last runs recorded, never the file:
 //! the reports hold them and a rebuild brings them back). Only this module touches SQLite.
 
-use super::changes::{diff, Diff, ParamValue, Parameters};
+use super::changes::{diff, Diff};
 use super::facts::{order_key, RunFacts, RunSummary};
 use super::lock::{self, CatalogLock};
+use super::params::{ParamValue, Parameters};
 use super::schema::{self, PrepareError, SchemaError};
 use super::vehicle::Vehicle;
 use rusqlite::types::{ToSqlOutput, ValueRef};

@@ -1,6 +1,6 @@
 //! `analyze FILE...`: findings of recorded receipts as JSON lines (see [`crate::analyze`]).
 
-use super::UsageError;
+use super::{Exit, UsageError};
 use crate::analyze::{replay_file, Problems, Replay};
 use crate::config::Config;
 use crate::monitor::WatchSettings;
@@ -22,7 +22,7 @@ pub struct AnalyzeArgs {
     pub link: Option<String>,
 }
 
-pub fn run(args: AnalyzeArgs) -> anyhow::Result<u8> {
+pub fn run(args: AnalyzeArgs) -> anyhow::Result<Exit> {
     if args.files.is_empty() {
         return Err(UsageError("analyze: give at least one receive log or .tlog".into()).into());
     }
@@ -47,7 +47,7 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<u8> {
     for p in &problems.0 {
         eprintln!("warning: {p}");
     }
-    Ok(0)
+    Ok(Exit::Success)
 }
 
 pub(crate) fn file_stem(path: &std::path::Path) -> String {

@@ -4,7 +4,7 @@
 //! `vehicle`, `run`, `changes` and `other_changes`. The thin shell around `crate::catalog`: it
 //! reads the files and the clock, and prints.
 
-use super::UsageError;
+use super::{Exit, UsageError};
 use crate::catalog::changes::{run_id, Change, RunRef, Worded};
 use crate::catalog::facts::{utc_text, RunFacts};
 use crate::catalog::manifest::{Entry, Lookup, Manifest};
@@ -141,7 +141,7 @@ fn config_with_path<'c>(
 }
 
 /// `ulog runs`: one JSON line per run, in history order.
-pub fn run_runs(args: RunsArgs) -> anyhow::Result<i32> {
+pub fn run_runs(args: RunsArgs) -> anyhow::Result<Exit> {
     let catalog = open_existing(&args.location)?;
     let mut out = std::io::stdout().lock();
     for run in catalog.runs(args.vehicle.as_deref())? {
@@ -167,12 +167,12 @@ pub fn run_runs(args: RunsArgs) -> anyhow::Result<i32> {
         });
         writeln!(out, "{line}")?;
     }
-    Ok(0)
+    Ok(Exit::Success)
 }
 
 /// `ulog changes`: every parameter change between the vehicle's runs, in order, one JSON line
 /// each (failsafe parameters first within a run).
-pub fn run_changes(args: ChangesArgs) -> anyhow::Result<i32> {
+pub fn run_changes(args: ChangesArgs) -> anyhow::Result<Exit> {
     let catalog = open_existing(&args.location)?;
     let mut out = std::io::stdout().lock();
     for step in catalog.history(&args.vehicle)? {
@@ -195,11 +195,11 @@ pub fn run_changes(args: ChangesArgs) -> anyhow::Result<i32> {
             writeln!(out, "{line}")?;
         }
     }
-    Ok(0)
+    Ok(Exit::Success)
 }
 
 /// `ulog catalog ...`.
-pub fn run_catalog(cmd: CatalogCommand) -> anyhow::Result<i32> {
+pub fn run_catalog(cmd: CatalogCommand) -> anyhow::Result<Exit> {
     match cmd {
         CatalogCommand::Rebuild(args) => {
             let (path, config) = args.location.required()?;
@@ -226,7 +226,7 @@ pub fn run_catalog(cmd: CatalogCommand) -> anyhow::Result<i32> {
                 dirs.join(", "),
                 rebuilt.runs
             );
-            Ok(0)
+            Ok(Exit::Success)
         }
     }
 }
@@ -274,8 +274,9 @@ pub struct Finished {
     pub json: Value,
     /// Where to write it, when not where it would go by its name.
     pub path: Option<PathBuf>,
-    /// 1 when the catalog could not record it (the report is still written).
-    pub exit: i32,
+    /// A failure when the catalog could not record it, or the file changed while it was read
+    /// (the report is still written).
+    pub exit: Exit,
 }
 
 /// The catalog and manifest over one `ulog ingest`.
@@ -400,7 +401,7 @@ impl IngestSession {
         report: Report,
         report_path: Option<PathBuf>,
     ) -> anyhow::Result<Finished> {
-        let mut exit = 0;
+        let mut exit = Exit::Success;
         let check = self.checks.remove(file);
         if let (Some(c), Some(read)) = (&check, &report.sha256) {
             if c.matches() && *read != c.actual {
@@ -409,7 +410,7 @@ impl IngestSession {
                     file.display(),
                     c.actual
                 );
-                exit = 1;
+                exit = Exit::Failure;
             }
         }
         let rejected_by_manifest = check.as_ref().is_some_and(|c| !c.matches());
@@ -439,7 +440,7 @@ impl IngestSession {
                 Ok(recorded) => add_run(&mut json, file, &recorded, &catalog.path),
                 Err(e) => {
                     eprintln!("error: {}: not catalogued: {e:#}", file.display());
-                    exit = 1;
+                    exit = Exit::Failure;
                 }
             }
         }

@@ -2,7 +2,7 @@
 //! effective settings as JSON, with `needs`: the memory and descriptors it can use at most (for
 //! the unit's `MemoryMax` and `LimitNOFILE`). Warnings (a serial device missing now) go to stderr.
 
-use super::DEFAULT_CONFIG;
+use super::{Exit, DEFAULT_CONFIG};
 use crate::config::Config;
 use clap::Args;
 use std::io::Write;
@@ -15,7 +15,7 @@ pub struct CheckConfigArgs {
     pub config: PathBuf,
 }
 
-pub fn run(args: CheckConfigArgs) -> anyhow::Result<u8> {
+pub fn run(args: CheckConfigArgs) -> anyhow::Result<Exit> {
     let config = Config::load(&args.config)?;
     for warning in config.check_environment()? {
         eprintln!("warning: {warning}");
@@ -26,5 +26,5 @@ pub fn run(args: CheckConfigArgs) -> anyhow::Result<u8> {
     effective["needs"] = serde_json::to_value(config.resource_bounds())?;
     serde_json::to_writer_pretty(&mut out, &effective)?;
     writeln!(out)?;
-    Ok(0)
+    Ok(Exit::Success)
 }

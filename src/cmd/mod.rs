@@ -1,11 +1,13 @@
 //! The command line: one binary, several verbs (docs/design.md "One binary, several verbs"), one
-//! file per verb with its clap arguments, and the one place where an outcome becomes an exit
-//! code: 0 success (a closed output pipe included), 1 runtime failure, 2 usage, 3 a ULog
-//! quarantined, 4 a file rejected (wrong kind, encrypted, unsupported), 78 bad config.
+//! file per verb with its clap arguments. Each verb ends in an [`Exit`], the one table of exit
+//! codes ([`exit`]: 0 success, 1 runtime failure, 2 usage, 3 a ULog quarantined, 4 a file
+//! rejected, 78 bad config), or an error that [`Exit::for_error`] maps; [`main`] ends the process
+//! with it.
 
 pub mod analyze;
 pub mod catalog;
 pub mod check_config;
+pub mod exit;
 pub mod range;
 pub mod reference;
 pub mod reload;
@@ -16,17 +18,11 @@ pub mod status;
 pub mod tlog;
 pub mod ulog;
 
-use crate::analyze::WrongKindOfFile;
-use crate::config::ConfigError;
 use clap::{Parser, Subcommand};
+pub use exit::Exit;
 use std::process::ExitCode;
 
 pub const DEFAULT_CONFIG: &str = "/etc/foxborne-receiver/receiver.toml";
-
-pub const EXIT_FAILURE: u8 = 1;
-pub const EXIT_USAGE: u8 = 2;
-pub const EXIT_REJECTED: u8 = 4;
-pub const EXIT_CONFIG: u8 = 78;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -85,7 +81,8 @@ pub enum Verb {
 #[error("{0}")]
 pub struct UsageError(pub String);
 
-/// Runs the verb and maps its outcome to the process exit code.
+/// Runs the verb and ends the process with its exit code; an error is printed, and mapped by
+/// [`Exit::for_error`].
 pub fn main(cli: Cli) -> ExitCode {
     let outcome = match cli.verb {
         Verb::Run(args) => run::run(args),
@@ -94,50 +91,27 @@ pub fn main(cli: Cli) -> ExitCode {
         Verb::Analyze(args) => analyze::run(args),
         Verb::Status(args) => status::run(args),
         Verb::Tlog { cmd } => tlog::run(cmd),
-        Verb::Ulog { cmd } => ulog::run(cmd).map(|code| code.clamp(0, 255) as u8),
+        Verb::Ulog { cmd } => ulog::run(cmd),
         Verb::Simulate(args) => simulate::run(args),
         Verb::Range(args) => range::run(args),
         Verb::Sortie(args) => sortie::run(args),
     };
-    match outcome {
-        Ok(code) => ExitCode::from(code),
-        Err(e) => match exit_code_for(&e) {
-            0 => ExitCode::SUCCESS,
-            code => {
+    let exit = match outcome {
+        Ok(exit) => exit,
+        Err(e) => {
+            let exit = Exit::for_error(&e);
+            if exit != Exit::Success {
                 eprintln!("error: {e:#}");
-                ExitCode::from(code)
             }
-        },
-    }
-}
-
-/// The one place an error becomes an exit code. A closed output pipe (`... | head`) is not a
-/// failure: the reader has all it wanted.
-pub fn exit_code_for(e: &anyhow::Error) -> u8 {
-    let in_chain =
-        |check: &dyn Fn(&(dyn std::error::Error + 'static)) -> bool| e.chain().any(check);
-    if in_chain(&|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    }) {
-        return 0;
-    }
-    if in_chain(&|c| c.is::<ConfigError>()) {
-        return EXIT_CONFIG;
-    }
-    if in_chain(&|c| c.is::<WrongKindOfFile>()) {
-        return EXIT_REJECTED;
-    }
-    if in_chain(&|c| c.is::<UsageError>()) {
-        return EXIT_USAGE;
-    }
-    EXIT_FAILURE
+            exit
+        }
+    };
+    exit.into()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use anyhow::Context;
 
     /// Every argument of every verb says what it is in `--help` (a blank FILES was reported).
     #[test]
@@ -160,33 +134,5 @@ mod tests {
         let mut missing = Vec::new();
         walk(&Cli::command(), "foxborne-receiver", &mut missing);
         assert!(missing.is_empty(), "no help text: {missing:#?}");
-    }
-
-    #[test]
-    fn each_error_kind_has_its_exit_code() {
-        let pipe: anyhow::Error = std::io::Error::from(std::io::ErrorKind::BrokenPipe).into();
-        assert_eq!(exit_code_for(&pipe.context("writing receipts")), 0);
-        let config = ConfigError::Parse {
-            file: "r.toml".into(),
-            message: "x".into(),
-        };
-        assert_eq!(exit_code_for(&anyhow::Error::from(config)), EXIT_CONFIG);
-        let wrong = WrongKindOfFile {
-            file: "a.ulg".into(),
-            wanted: "a .tlog",
-            found: "a PX4 ULog".into(),
-        };
-        assert_eq!(
-            exit_code_for(&Err::<(), _>(wrong).context("converting").unwrap_err()),
-            EXIT_REJECTED
-        );
-        assert_eq!(
-            exit_code_for(&UsageError("no files".into()).into()),
-            EXIT_USAGE
-        );
-        assert_eq!(
-            exit_code_for(&anyhow::anyhow!("disk on fire")),
-            EXIT_FAILURE
-        );
     }
 }

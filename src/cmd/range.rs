@@ -2,6 +2,7 @@
 //! `crate::range`). Its config has `data_dir`, `[range] nats_url`, `[gap]`, `[http]` and
 //! `[[webhook]]`; a bad one exits 78 naming the key.
 
+use super::Exit;
 use crate::config::range::RangeConfig;
 use clap::Args;
 use std::path::PathBuf;
@@ -13,8 +14,8 @@ pub struct RangeArgs {
     pub config: PathBuf,
 }
 
-pub fn run(args: RangeArgs) -> anyhow::Result<u8> {
+pub fn run(args: RangeArgs) -> anyhow::Result<Exit> {
     let config = RangeConfig::load(&args.config)?;
     crate::daemon::shutdown::run_service(crate::range::run(config))?;
-    Ok(0)
+    Ok(Exit::Success)
 }

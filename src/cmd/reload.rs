@@ -3,7 +3,7 @@
 //! has no procps, and there `systemctl reload` failed with 203/EXEC; the binary itself is always
 //! installed. (systemd 252, Debian 12's, has no `Type=notify-reload` to do this without a verb.)
 
-use super::UsageError;
+use super::{Exit, UsageError};
 use anyhow::Context;
 use clap::Args;
 use nix::sys::signal::{kill, Signal};
@@ -16,10 +16,10 @@ pub struct ReloadArgs {
     pub pid: i32,
 }
 
-pub fn run(args: ReloadArgs) -> anyhow::Result<u8> {
+pub fn run(args: ReloadArgs) -> anyhow::Result<Exit> {
     let pid = checked_pid(args.pid)?;
     kill(pid, Signal::SIGHUP).with_context(|| format!("cannot send SIGHUP to process {pid}"))?;
-    Ok(0)
+    Ok(Exit::Success)
 }
 
 /// `kill(2)` reads 0 and negative ids as process groups (-1: every process it may signal), and

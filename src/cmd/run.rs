@@ -1,7 +1,7 @@
 //! `run`: the daemon. Loads the config (exit 78 when it is bad), starts the runtime, runs until
 //! SIGTERM or SIGINT.
 
-use super::DEFAULT_CONFIG;
+use super::{Exit, DEFAULT_CONFIG};
 use crate::config::Config;
 use clap::Args;
 use std::path::PathBuf;
@@ -13,8 +13,8 @@ pub struct RunArgs {
     pub config: PathBuf,
 }
 
-pub fn run(args: RunArgs) -> anyhow::Result<u8> {
+pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
     let config = Config::load(&args.config)?;
     crate::daemon::shutdown::run_service(crate::daemon::run(config))?;
-    Ok(0)
+    Ok(Exit::Success)
 }

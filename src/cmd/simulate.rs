@@ -4,7 +4,7 @@
 //! while, which the receiver reports as a telemetry_gap. Frames are encoded by the `mavlink`
 //! crate, an implementation independent of the receiver's own scanner.
 
-use super::UsageError;
+use super::{Exit, UsageError};
 use anyhow::Context;
 use clap::Args;
 use mavlink::dialects::ardupilotmega::{MavMessage, HEARTBEAT_DATA, SYSTEM_TIME_DATA};
@@ -94,7 +94,7 @@ pub fn beat(sysid: u8, seq: &mut u8, utc_us: u64, boot_ms: u32) -> Vec<u8> {
     out
 }
 
-pub fn run(args: SimulateArgs) -> anyhow::Result<u8> {
+pub fn run(args: SimulateArgs) -> anyhow::Result<Exit> {
     if args.vehicles == 0 || !(args.interval_s > 0.001 && args.interval_s < 3600.0) {
         return Err(UsageError(
             "simulate: --vehicles at least 1, --interval-s between 0.001 and 3600".into(),
@@ -161,7 +161,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<u8> {
     }
     // What was sent, so a check can count the receive log against it.
     eprintln!("simulate: sent {frames_sent} frames");
-    Ok(0)
+    Ok(Exit::Success)
 }
 
 #[cfg(test)]

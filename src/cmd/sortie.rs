@@ -7,7 +7,7 @@
 //! the flight (naming both system ids), or a file that cannot be read; 2 usage (no system id);
 //! 3 the flight log quarantined, 4 a file rejected (as `ulog ingest` and `analyze`).
 
-use super::UsageError;
+use super::{Exit, UsageError};
 use crate::analyze::WrongKindOfFile;
 use crate::config::Config;
 use crate::link::LinkId;
@@ -94,10 +94,10 @@ pub struct Loaded {
     pub sortie: Sortie,
 }
 
-pub fn run(args: SortieArgs) -> anyhow::Result<u8> {
+pub fn run(args: SortieArgs) -> anyhow::Result<Exit> {
     let loaded = match load(&args.flight, &args.ground, &args.options)? {
         Ok(loaded) => loaded,
-        Err(code) => return Ok(code),
+        Err(exit) => return Ok(exit),
     };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match args.format {
@@ -109,16 +109,16 @@ pub fn run(args: SortieArgs) -> anyhow::Result<u8> {
         OutputFormat::Table => write!(out, "{}", crate::sortie::table::render(&loaded.sortie))?,
     }
     out.flush()?;
-    Ok(0)
+    Ok(Exit::Success)
 }
 
-/// Reads the flight log and the ground records and assembles the sortie. `Err(code)` when the
+/// Reads the flight log and the ground records and assembles the sortie. `Err(exit)` when the
 /// flight log is not complete (its status said on stderr) or a ground record is refused.
 pub fn load(
     flight: &Path,
     ground: &[PathBuf],
     options: &GroundOptions,
-) -> anyhow::Result<Result<Loaded, u8>> {
+) -> anyhow::Result<Result<Loaded, Exit>> {
     let report = ingest_file(
         flight,
         IngestOptions {
@@ -138,7 +138,7 @@ pub fn load(
             },
             report.reason.as_deref().unwrap_or("")
         );
-        return Ok(Err(report.status.exit_code() as u8));
+        return Ok(Err(Exit::from(report.status)));
     }
     let sysid = match options.sysid {
         Some(s) => s,
@@ -181,7 +181,7 @@ pub fn load(
         for r in &refused {
             eprintln!("error: {r}");
         }
-        return Ok(Err(super::EXIT_FAILURE));
+        return Ok(Err(Exit::Failure));
     }
     let sortie = assemble(&input);
     Ok(Ok(Loaded { report, sortie }))

@@ -4,7 +4,7 @@
 //! The address comes from `--addr`, else from the config's `http.listen`, else (no config
 //! file) the default `127.0.0.1:9137`; the error says which address was asked.
 
-use super::DEFAULT_CONFIG;
+use super::{Exit, DEFAULT_CONFIG};
 use crate::config::Config;
 use crate::status::{table, StatusSnapshot};
 use anyhow::{bail, Context};
@@ -60,7 +60,7 @@ fn address(args: &StatusArgs) -> anyhow::Result<(String, String, Option<String>)
     ))
 }
 
-pub fn run(args: StatusArgs) -> anyhow::Result<u8> {
+pub fn run(args: StatusArgs) -> anyhow::Result<Exit> {
     let (addr, from, token) = address(&args)?;
     let (code, body) =
         crate::http::client::get(&addr, "/status", token.as_deref()).with_context(|| {
@@ -83,5 +83,5 @@ pub fn run(args: StatusArgs) -> anyhow::Result<u8> {
     } else {
         out.write_all(table::render(&snapshot).as_bytes())?;
     }
-    Ok(0)
+    Ok(Exit::Success)
 }

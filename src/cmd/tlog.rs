@@ -4,7 +4,7 @@
 //! memory stays flat whatever their size; a file that is not a `.tlog` is refused (exit 4).
 
 use super::analyze::file_stem;
-use super::UsageError;
+use super::{Exit, UsageError};
 use crate::analyze::WrongKindOfFile;
 use crate::receipt::{self, Arrival, LineOptions, UtcMillis};
 use crate::sniff::{sniff, FileKind, HEAD_LEN};
@@ -44,7 +44,7 @@ pub enum TlogCommand {
     },
 }
 
-pub fn run(cmd: TlogCommand) -> anyhow::Result<u8> {
+pub fn run(cmd: TlogCommand) -> anyhow::Result<Exit> {
     match cmd {
         TlogCommand::Convert {
             files,
@@ -60,7 +60,7 @@ pub fn convert(
     link: Option<&str>,
     out: Option<&Path>,
     fields: &[String],
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<Exit> {
     if files.is_empty() {
         return Err(UsageError("tlog convert: no .tlog files given".into()).into());
     }
@@ -141,5 +141,5 @@ pub fn convert(
         );
     }
     sink.flush()?;
-    Ok(0)
+    Ok(Exit::Success)
 }

@@ -19,6 +19,7 @@
 //! runtime failure (a file that cannot be opened or written), which wins over both. `record`
 //! gives 2 when the log has no such message or offset.
 
+use super::Exit;
 use crate::ulog::display::human_size;
 use crate::ulog::ingest::{ingest_file, ingest_file_with_sha256, IngestOptions};
 use crate::ulog::inspect::{inspect, Target};
@@ -134,7 +135,7 @@ pub struct RecordArgs {
 }
 
 /// Runs one `ulog` verb and returns the process exit code.
-pub fn run(cmd: UlogCommand) -> anyhow::Result<i32> {
+pub fn run(cmd: UlogCommand) -> anyhow::Result<Exit> {
     match cmd {
         UlogCommand::Ingest(args) => run_ingest(args),
         UlogCommand::Info(args) => run_info(args),
@@ -147,19 +148,16 @@ pub fn run(cmd: UlogCommand) -> anyhow::Result<i32> {
     }
 }
 
-fn run_export(args: ExportArgs) -> anyhow::Result<i32> {
-    let mut exit = 0;
-    let batch = crate::ulog::export::export_files(
+fn run_export(args: ExportArgs) -> anyhow::Result<Exit> {
+    let mut exit = Exit::Success;
+    crate::ulog::export::export_files(
         &args.files,
         &args.out,
         args.format,
         args.compression,
-        |i, result| exit = combine(exit, report_export(&args.files[i], result)),
-    );
-    if let Err(e) = batch {
-        eprintln!("error: nothing exported: {e}");
-        return Ok(2);
-    }
+        |i, result| exit = exit.worst(report_export(&args.files[i], result)),
+    )
+    .context("nothing exported")?;
     Ok(exit)
 }
 
@@ -167,18 +165,18 @@ fn run_export(args: ExportArgs) -> anyhow::Result<i32> {
 fn report_export(
     file: &std::path::Path,
     result: Result<crate::ulog::export::ExportSummary, crate::ulog::export::ExportError>,
-) -> i32 {
-    let mut exit = 0;
+) -> Exit {
+    let mut exit = Exit::Success;
     let summary = match result {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {}: {e}", file.display());
-            return 1;
+            return Exit::Failure;
         }
     };
     if let Some(why) = &summary.rejected {
         eprintln!("{}: rejected, nothing exported: {why}", file.display());
-        return 4;
+        return Exit::Rejected;
     }
     let rows: u64 = summary.topics.iter().map(|(_, n)| n).sum();
     let skipped = summary.skipped_samples();
@@ -214,14 +212,14 @@ fn report_export(
             "{}: quarantined: the log has no data (not one logged sample); only empty tables were written",
             file.display()
         );
-        exit = combine(exit, 3);
+        exit = exit.worst(Exit::Quarantined);
     }
     if let Some(why) = &summary.stopped {
         eprintln!(
             "{}: quarantined: only the data before the problem was exported: {why}",
             file.display()
         );
-        exit = combine(exit, 3);
+        exit = exit.worst(Exit::Quarantined);
     }
     if let Some(first) = &summary.first_malformed {
         eprintln!(
@@ -229,12 +227,12 @@ fn report_export(
             file.display(),
             summary.malformed
         );
-        exit = combine(exit, 3);
+        exit = exit.worst(Exit::Quarantined);
     }
     exit
 }
 
-fn run_report(args: ReportArgs) -> anyhow::Result<i32> {
+fn run_report(args: ReportArgs) -> anyhow::Result<Exit> {
     let profile = load_profile(args.profile.as_deref())?;
     let lane = if args.ground.is_empty() {
         None
@@ -242,7 +240,7 @@ fn run_report(args: ReportArgs) -> anyhow::Result<i32> {
         match super::sortie::load(&args.file, &args.ground, &args.ground_options)? {
             Ok(loaded) => Some(crate::sortie::lane::ground_lane(&loaded.sortie)),
             // A refused ground record: nothing is written.
-            Err(code) if code == super::EXIT_FAILURE => return Ok(i32::from(code)),
+            Err(Exit::Failure) => return Ok(Exit::Failure),
             // The flight log is not complete (said on stderr): its report is still written, as
             // without --ground, with no lane (nothing in it is complete to place).
             Err(_) => None,
@@ -252,7 +250,7 @@ fn run_report(args: ReportArgs) -> anyhow::Result<i32> {
     std::fs::write(&args.out, html.html)
         .with_context(|| format!("writing {}", args.out.display()))?;
     println!("{}", args.out.display());
-    Ok(html.status.exit_code())
+    Ok(Exit::from(html.status))
 }
 
 fn load_profile(name: Option<&str>) -> anyhow::Result<Option<Profile>> {
@@ -260,22 +258,7 @@ fn load_profile(name: Option<&str>) -> anyhow::Result<Option<Profile>> {
         .transpose()
 }
 
-/// The exit code for a batch: 1 over 4 over 3 over 0.
-fn combine(worst: i32, code: i32) -> i32 {
-    let rank = |c: i32| match c {
-        1 => 3,
-        4 => 2,
-        3 => 1,
-        _ => 0,
-    };
-    if rank(code) > rank(worst) {
-        code
-    } else {
-        worst
-    }
-}
-
-fn run_ingest(args: IngestArgs) -> anyhow::Result<i32> {
+fn run_ingest(args: IngestArgs) -> anyhow::Result<Exit> {
     let profile = load_profile(args.profile.as_deref())?;
     let to_stdout = args.out == "-";
     let out_dir = PathBuf::from(&args.out);
@@ -292,7 +275,7 @@ fn run_ingest(args: IngestArgs) -> anyhow::Result<i32> {
     }
     let mut session =
         super::catalog::IngestSession::start(&args.catalog, (!to_stdout).then_some(&*out_dir))?;
-    let mut exit = 0;
+    let mut exit = Exit::Success;
     for file in &args.files {
         let checked = session
             .check_manifest(file)
@@ -304,7 +287,7 @@ fn run_ingest(args: IngestArgs) -> anyhow::Result<i32> {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("error: {}: {e:#}", file.display());
-                exit = combine(exit, 1);
+                exit = exit.worst(Exit::Failure);
                 continue;
             }
         };
@@ -326,7 +309,7 @@ fn run_ingest(args: IngestArgs) -> anyhow::Result<i32> {
         let status = report.status;
         let default_path = (!to_stdout).then(|| report_path(&out_dir, file));
         let finished = session.finish(file, report, default_path)?;
-        exit = combine(exit, finished.exit);
+        exit = exit.worst(finished.exit);
         let json =
             serde_json::to_string_pretty(&finished.json).context("serialising the report")?;
         if to_stdout {
@@ -335,12 +318,12 @@ fn run_ingest(args: IngestArgs) -> anyhow::Result<i32> {
             let path = finished.path.unwrap_or_else(|| report_path(&out_dir, file));
             if let Err(e) = std::fs::write(&path, format!("{json}\n")) {
                 eprintln!("error: writing {}: {e}", path.display());
-                exit = combine(exit, 1);
+                exit = exit.worst(Exit::Failure);
                 continue;
             }
             println!("{}", path.display());
         }
-        exit = combine(exit, status.exit_code());
+        exit = exit.worst(Exit::from(status));
     }
     Ok(exit)
 }
@@ -390,7 +373,7 @@ fn ingest_one(
     ingest_file_with_sha256(file, options)
 }
 
-fn run_info(args: InfoArgs) -> anyhow::Result<i32> {
+fn run_info(args: InfoArgs) -> anyhow::Result<Exit> {
     let profile = load_profile(args.profile.as_deref())?;
     let options = IngestOptions {
         profile,
@@ -399,10 +382,10 @@ fn run_info(args: InfoArgs) -> anyhow::Result<i32> {
     };
     let report = ingest_file(&args.file, options)?;
     print!("{}", crate::ulog::summary::render(&report));
-    Ok(report.status.exit_code())
+    Ok(Exit::from(report.status))
 }
 
-fn run_record(args: RecordArgs) -> anyhow::Result<i32> {
+fn run_record(args: RecordArgs) -> anyhow::Result<Exit> {
     let target = match (args.message, args.offset) {
         (Some(n), _) => Target::Message(n),
         (None, Some(b)) => Target::Offset(b),
@@ -413,19 +396,11 @@ fn run_record(args: RecordArgs) -> anyhow::Result<i32> {
     match inspect(file, target) {
         Ok(text) => {
             print!("{text}");
-            Ok(0)
+            Ok(Exit::Success)
         }
         Err(e) => {
             eprintln!("error: {}: {e}", args.file.display());
-            Ok(match e {
-                crate::ulog::inspect::InspectError::Read(crate::ulog::ReadError::Io { .. }) => 1,
-                crate::ulog::inspect::InspectError::Read(crate::ulog::ReadError::Truncated {
-                    ..
-                }) => 3,
-                crate::ulog::inspect::InspectError::Read(_) => 4,
-                // No such message or offset: the request was wrong, a usage error.
-                _ => 2,
-            })
+            Ok(Exit::from(&e))
         }
     }
 }

@@ -252,7 +252,7 @@ fn parse_filter(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{parse, refusal};
+    use super::super::testing::{parse, refusal};
     use super::*;
 
     const LINKS: &str = "[[link]]\nname = \"radio1\"\nudp = \"0.0.0.0:1\"\n[[link]]\nname = \"usb0\"\nserial = \"/dev/ttyS9\"\n";

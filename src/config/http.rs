@@ -22,21 +22,34 @@ pub struct HttpSettings {
     pub max_streams_per_peer: usize,
 }
 
+/// The port's connection limits in force: `[http]`'s budgets once the connection cap is known
+/// ([`HttpSettings::limits`]), which the port's connection table enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    pub max_connections: usize,
+    pub max_connections_per_peer: usize,
+    pub max_streams: usize,
+    pub max_streams_per_peer: usize,
+}
+
 impl HttpSettings {
     /// The default cap on open connections (`http.max_connections`).
     pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
     /// The default streams per peer: a control-room PC's wall display and a few board tabs,
     /// with room for reloads that leave their old stream behind.
     pub const DEFAULT_MAX_STREAMS_PER_PEER: usize = 16;
+    /// Descriptors kept back from the HTTP port for the daemon's own files, sockets and
+    /// threads: the port's connection cap leaves them free, and the resource bounds count them.
+    pub const RESERVED_FDS: u64 = 128;
 
     /// The port's limits once the connection cap is known (`max_connections` lowered to fit
     /// the descriptor limit): the others shrink with it, keeping streams below the cap.
-    pub fn limits(&self, cap: usize) -> crate::http::connections::Limits {
+    pub fn limits(&self, cap: usize) -> ConnectionLimits {
         let cap = cap.max(1);
         // In proportion to the cap as configured: a stream budget of a quarter stays a quarter.
         let scaled = |n: usize| (n * cap / self.max_connections.max(1)).clamp(1, cap);
         let max_streams = scaled(self.max_streams).min(cap.saturating_sub(1)).max(1);
-        crate::http::connections::Limits {
+        ConnectionLimits {
             max_connections: cap,
             max_connections_per_peer: scaled(self.max_connections_per_peer),
             max_streams,
@@ -144,7 +157,7 @@ pub(super) fn parse(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{parse, refusal};
+    use super::super::testing::{parse, refusal};
 
     #[test]
     fn a_listener_off_loopback_needs_a_token() {

@@ -407,7 +407,7 @@ pub fn network_contains(net: &IpNet, peer: std::net::IpAddr) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{parse, refusal};
+    use super::super::testing::{parse, refusal};
     use super::*;
 
     #[test]

@@ -20,7 +20,7 @@ mod signing;
 mod webhook;
 
 pub use forward::{ForwardFilter, ForwardOutput, ForwardSettings};
-pub use http::HttpSettings;
+pub use http::{ConnectionLimits, HttpSettings};
 pub use link::{
     allowed, network_contains, Bauds, FlowControl, HostPort, LinkConfig, LinkTransport,
 };
@@ -202,10 +202,13 @@ impl Config {
     }
 }
 
+/// What the unit tests of every section share.
 #[cfg(test)]
-mod tests {
-    use super::*;
+mod testing {
+    use super::{Config, ConfigError};
+    use std::path::Path;
 
+    /// `text` parsed as a config file named `test.toml`.
     pub(super) fn parse(text: &str) -> Result<Config, ConfigError> {
         Config::parse(text, Path::new("test.toml"))
     }
@@ -214,6 +217,12 @@ mod tests {
     pub(super) fn refusal(text: &str) -> String {
         parse(text).unwrap_err().to_string()
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::{parse, refusal};
+    use super::*;
 
     #[test]
     fn the_design_example_parses() {

@@ -4,8 +4,8 @@
 
 use super::raw::{RawGap, RawLatency};
 use super::{ranges, ConfigError};
-use crate::monitor::utc::seconds_to_ns;
 use crate::monitor::{GapConfig, LatencyConfig, WatchSettings};
+use crate::utc::seconds_to_ns;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

@@ -2,7 +2,7 @@
 //! forwards' queues, TCP peers), for the unit's `MemoryMax` and `LimitNOFILE`: `check-config` prints it as `needs`, and a test holds the shipped unit to the
 //! shipped config.
 
-use super::{Config, ForwardOutput, LinkTransport};
+use super::{Config, ForwardOutput, HttpSettings, LinkTransport};
 use serde::Serialize;
 
 /// Scanner batches waiting for the pipeline: 64 of at most about 1 MiB (`daemon::BATCH_QUEUE`).
@@ -73,16 +73,14 @@ impl Config {
             + RESOURCE_BASE_MB * MIB;
         ResourceBounds {
             memory_mb: memory_bytes.div_ceil(MIB),
-            descriptors: self.http.max_connections as u64
-                + crate::http::server::RESERVED_FDS
-                + peers,
+            descriptors: self.http.max_connections as u64 + HttpSettings::RESERVED_FDS + peers,
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::parse;
+    use super::super::testing::parse;
 
     /// The shipped unit's MemoryMax and LimitNOFILE cover what the shipped config can use, with
     /// the .tlog on and the most links the unit's memory comment allows for.

@@ -37,7 +37,7 @@ impl EventSink {
         bytes.extend_from_slice(line.as_bytes());
         bytes.push(b'\n');
         self.file.offer(Batch {
-            day: crate::monitor::utc::day_of(filed_at),
+            day: crate::utc::day_of(filed_at),
             first_utc_ns: filed_at,
             last_utc_ns: filed_at,
             lines: 1,

@@ -7,9 +7,10 @@
 //! waits for room instead ([`LinkSender::offer_waiting`]): TCP's own flow control then holds
 //! the sender back, and nothing it sent is lost or cut out of the middle of its stream.
 
-use super::clock::{self, Stamp};
 use super::input::LinkInput;
+use crate::clock;
 use crate::link::LinkChange;
+use crate::link::Stamp;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

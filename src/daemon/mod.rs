@@ -6,7 +6,6 @@
 //! write and fsync everything and the process exits 0, all within one deadline inside the unit's
 //! `TimeoutStopSec` ([`shutdown`]): a stage that hangs is given up by name and the exit is 1.
 
-pub mod clock;
 pub mod events;
 pub mod forward;
 pub mod input;
@@ -26,6 +25,7 @@ pub mod tcp_client;
 pub mod tcp_listen;
 pub mod udp;
 
+use crate::clock;
 use crate::config::Config;
 use crate::pipeline::{PipelineCore, PipelineSettings};
 use crate::sink::{EVENTS, RECEIVE_LOG, TLOG};

@@ -6,11 +6,11 @@
 //! telemetry_gap opens live, when its deadline passes; and since no link is scanned here, no
 //! link's input can delay the alert timer or the watchdog ping.
 
-use super::clock;
 use super::events::EventSink;
 use super::kernel_clock;
 use super::link_queue::LinkShared;
 use super::notify::Notifier;
+use crate::clock;
 use crate::monitor::Event;
 use crate::pipeline::{
     Action, Advance, Housekeeping, LinkBatch, Note, PipelineCore, Stream, WriterDrops, HOUSEKEEPING,

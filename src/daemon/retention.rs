@@ -3,7 +3,7 @@
 //! async threads, and hands the pipeline a `retention` event listing what went (and whether the
 //! streams are still over `max_total_mb` with nothing left that may go).
 
-use super::clock;
+use crate::clock;
 use crate::config::RetentionSettings;
 use crate::monitor::event::RetentionKind;
 use crate::monitor::{Event, RemovedFolder, RetentionEvent, UtcTime};
@@ -55,7 +55,7 @@ pub fn check(
         max_age_days: settings.max_age_days,
         max_total_bytes: settings.max_total_bytes(),
     };
-    let plan = retention::plan(&folders, crate::monitor::utc::day_of(now_ns), bounds);
+    let plan = retention::plan(&folders, crate::utc::day_of(now_ns), bounds);
     if plan.remove.is_empty() && plan.over_by.is_none() {
         return Ok(None);
     }

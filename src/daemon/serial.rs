@@ -8,11 +8,11 @@
 //! speed found. Bytes read at a wrong speed are scanned like any others (they are junk), and
 //! each change of speed ends the stream, so no garbage is glued to the first real frame.
 
-use super::clock;
 use super::input::LinkInput;
 use super::link_queue::LinkSender;
 use super::serial_latency;
 use crate::backoff::Backoff;
+use crate::clock;
 use crate::config::{Bauds, FlowControl};
 use crate::link::LinkChange;
 use crate::wire::scanner::{ScanItem, StreamScanner};

@@ -5,8 +5,8 @@
 //! shared too ([`super::shutdown`]). One bring-up, so the range cannot drift from the receiver in
 //! how it files, delivers or announces its events.
 
+use crate::clock;
 use crate::config::WebhookSettings;
-use crate::daemon::clock;
 use crate::daemon::events::EventSink;
 use crate::http::Face;
 use crate::monitor::event::{ReceiverKind, ReceiverState};

@@ -5,7 +5,7 @@
 //! deadline for the whole stop, keeping back what the later stages need, so a task that hangs is
 //! given up by name in the log instead of making systemd kill the process while it closes files.
 
-use crate::daemon::clock;
+use crate::clock;
 use crate::daemon::events::EventSink;
 use crate::monitor::event::{ReceiverKind, ReceiverState};
 use crate::monitor::{Event, ReceiverEvent, UtcTime};

@@ -4,10 +4,10 @@
 //! reports `link up` when connected again. Everything read before a drop is scanned and
 //! recorded; the new connection starts a new stream. Never fatal to the daemon.
 
-use super::clock;
 use super::link_queue::LinkSender;
 use super::tcp::{read_connection, Ended};
 use crate::backoff::{self, Backoff};
+use crate::clock;
 use crate::config::HostPort;
 use crate::link::LinkChange;
 use std::time::Duration;

@@ -5,10 +5,10 @@
 //! link is up while it listens; peers come and go in the log, and a peer's partial frame at its
 //! hang-up is a reject.
 
-use super::clock;
 use super::input::LinkInput;
 use super::link_queue::LinkSender;
 use super::tcp::{read_connection, Ended};
+use crate::clock;
 use crate::link::LinkChange;
 use ipnet::IpNet;
 use std::net::SocketAddr;

@@ -109,7 +109,7 @@ pub async fn run(
         .map(|a| a.to_string())
         .unwrap_or_default();
     let up = LinkChange::Up {
-        at: super::clock::stamp(),
+        at: crate::clock::stamp(),
         detail: format!("listening on udp {local}"),
     };
     if queue.note(up).await.is_err() {

@@ -17,20 +17,12 @@
 //!
 //! Pure bookkeeping, no sockets: the server ([`super::server`]) carries out the closings.
 
+use crate::config::ConnectionLimits;
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 
 /// A connection's number, in order of acceptance: a smaller number is an older connection.
 pub type ConnectionId = u64;
-
-/// The limits, validated at config load (see `HttpSettings`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    pub max_connections: usize,
-    pub max_connections_per_peer: usize,
-    pub max_streams: usize,
-    pub max_streams_per_peer: usize,
-}
 
 /// Why a connection was closed to make room.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,7 +79,7 @@ struct PeerCounts {
 /// The open connections and the admission rules of the module documentation.
 #[derive(Debug, Clone)]
 pub struct ConnectionTable {
-    limits: Limits,
+    limits: ConnectionLimits,
     next_id: ConnectionId,
     /// By id, so oldest first.
     open: BTreeMap<ConnectionId, Connection>,
@@ -96,7 +88,7 @@ pub struct ConnectionTable {
 }
 
 impl ConnectionTable {
-    pub fn new(limits: Limits) -> Self {
+    pub fn new(limits: ConnectionLimits) -> Self {
         Self {
             limits,
             next_id: 0,
@@ -226,7 +218,7 @@ impl ConnectionTable {
 mod tests {
     use super::*;
 
-    const LIMITS: Limits = Limits {
+    const LIMITS: ConnectionLimits = ConnectionLimits {
         max_connections: 10,
         max_connections_per_peer: 4,
         max_streams: 3,
@@ -317,7 +309,7 @@ mod tests {
 
     #[test]
     fn streams_are_never_closed_to_make_room_for_a_connection() {
-        let mut t = ConnectionTable::new(Limits {
+        let mut t = ConnectionTable::new(ConnectionLimits {
             max_connections: 3,
             max_connections_per_peer: 3,
             max_streams: 3,

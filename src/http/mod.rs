@@ -14,7 +14,8 @@ pub mod history;
 pub mod server;
 mod sse;
 
-use crate::status::{metrics, HttpSnapshot, StatusSnapshot};
+use crate::config::HttpSettings;
+use crate::status::{metrics, ForwardStats, HttpSnapshot, StatusSnapshot};
 use access::{AccessPolicy, Presented, Refusal};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -107,7 +108,7 @@ pub struct AppState {
     /// Publishing's counters, when `[publish]` is set.
     pub publish: Option<Arc<crate::publish::PublishStats>>,
     /// Each forward output's counters.
-    pub forwards: Vec<Arc<crate::daemon::forward::ForwardStats>>,
+    pub forwards: Vec<Arc<ForwardStats>>,
     pub shutdown: watch::Receiver<bool>,
 }
 
@@ -126,7 +127,7 @@ pub struct Face {
 #[derive(Default)]
 pub struct Outputs {
     pub publish: Option<Arc<crate::publish::PublishStats>>,
-    pub forwards: Vec<Arc<crate::daemon::forward::ForwardStats>>,
+    pub forwards: Vec<Arc<ForwardStats>>,
 }
 
 /// Binds `settings.listen` and serves the face there: the one bring-up of the HTTP port for the
@@ -134,7 +135,7 @@ pub struct Outputs {
 /// across a restart is told to resync. The connection cap is lowered to fit the descriptor
 /// limit (said so).
 pub async fn start(
-    settings: &crate::config::HttpSettings,
+    settings: &HttpSettings,
     started_utc_ns: i64,
     outputs: Outputs,
     shutdown: watch::Receiver<bool>,
@@ -155,7 +156,7 @@ pub async fn start(
             nofile,
             cap,
             "http.max_connections lowered to fit the file descriptor limit (LimitNOFILE), keeping {} for the daemon's files",
-            server::RESERVED_FDS
+            HttpSettings::RESERVED_FDS
         );
     }
     let limits = settings.limits(cap);

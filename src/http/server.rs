@@ -13,6 +13,7 @@ use super::connections::{Admission, ConnectionId, ConnectionTable, Eviction, Str
 use super::deadline::WriteDeadline;
 use super::HttpCounters;
 use crate::backoff::Backoff;
+use crate::config::{ConnectionLimits, HttpSettings};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -33,8 +34,6 @@ const MAX_HEADERS: usize = 64;
 const SEND_BUFFER_BYTES: usize = 64 * 1024;
 /// How long open connections get to finish at shutdown.
 const DRAIN: Duration = Duration::from_secs(2);
-/// Descriptors kept back from the HTTP port for the daemon's own files, sockets and threads.
-pub const RESERVED_FDS: u64 = 128;
 
 /// The back-off after failed accepts: doubling from 10 ms to 1 s, reset by a success.
 fn accept_backoff() -> Backoff {
@@ -43,7 +42,7 @@ fn accept_backoff() -> Backoff {
 
 /// `max_connections` lowered to what the descriptor limit `nofile` leaves after the reserve.
 pub fn connection_cap(max_connections: usize, nofile: u64) -> usize {
-    let room = nofile.saturating_sub(RESERVED_FDS).max(1);
+    let room = nofile.saturating_sub(HttpSettings::RESERVED_FDS).max(1);
     max_connections.min(usize::try_from(room).unwrap_or(usize::MAX))
 }
 
@@ -91,7 +90,7 @@ impl TableState {
 }
 
 impl Connections {
-    pub fn new(limits: super::connections::Limits, counters: Arc<HttpCounters>) -> Arc<Self> {
+    pub fn new(limits: ConnectionLimits, counters: Arc<HttpCounters>) -> Arc<Self> {
         let c = |n: usize| n as u64;
         counters
             .connections_max
@@ -336,7 +335,10 @@ mod tests {
     #[test]
     fn the_cap_leaves_descriptors_for_the_files() {
         assert_eq!(connection_cap(256, 65_536), 256);
-        assert_eq!(connection_cap(4096, 1024), 1024 - RESERVED_FDS as usize);
+        assert_eq!(
+            connection_cap(4096, 1024),
+            1024 - HttpSettings::RESERVED_FDS as usize
+        );
         assert_eq!(connection_cap(256, 100), 1);
     }
 }

@@ -18,8 +18,8 @@
 use super::event::{
     ConflictIdentity, ConflictRuns, GapState, SysidConflictEvent, SysidConflictKind,
 };
-use super::utc::{UtcTime, NANOS_PER_SECOND};
 use crate::link::LinkId;
+use crate::utc::{UtcTime, NANOS_PER_SECOND};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 pub const WINDOW_NS: i64 = 10 * NANOS_PER_SECOND;

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::utc::UtcTime;
+use crate::utc::UtcTime;
 
 /// Defines a unit struct that serialises as one fixed string and only deserialises from it.
 macro_rules! event_kind {
@@ -591,7 +591,7 @@ impl From<StreamEvent> for Event {
 pub mod examples {
     use super::*;
     use crate::monitor::title::OBSERVED;
-    use crate::monitor::utc::parse_utc_ns;
+    use crate::utc::parse_utc_ns;
 
     fn at(text: &str) -> UtcTime {
         UtcTime(parse_utc_ns(text).unwrap())

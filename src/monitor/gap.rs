@@ -42,7 +42,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::event::{GapEvent, GapState, TelemetryGapKind};
 use super::title::{gap_title, withdrawn_title, OBSERVED};
-use super::utc::{ns_to_seconds, seconds_to_ns, UtcTime, NANOS_PER_SECOND};
+use crate::utc::{ns_to_seconds, seconds_to_ns, UtcTime, NANOS_PER_SECOND};
 
 /// Settings of the gap detector (config section `[gap]` plus tuning with sensible defaults).
 #[derive(Debug, Clone, PartialEq)]
@@ -421,7 +421,7 @@ fn closed_event(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::utc::parse_utc_ns;
+    use crate::utc::parse_utc_ns;
 
     const SECOND: i64 = NANOS_PER_SECOND;
     const MS: i64 = 1_000_000;

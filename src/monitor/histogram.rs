@@ -2,7 +2,7 @@
 //! that only grow, a sample count and a sum. Pure; the latency estimator feeds it and the
 //! status snapshot carries it to `/metrics` as `foxborne_latency_seconds`.
 
-use super::utc::{NANOS_PER_MILLI, NANOS_PER_SECOND};
+use crate::utc::{NANOS_PER_MILLI, NANOS_PER_SECOND};
 use serde::{Deserialize, Serialize};
 
 /// Upper bounds of the buckets, in nanoseconds: radio links take milliseconds to a couple of

@@ -42,7 +42,7 @@ use std::collections::{BTreeMap, VecDeque};
 use super::event::{LatencyEvent, LatencyKind};
 use super::histogram::LatencyHistogram;
 use super::ntp::ClockStatus;
-use super::utc::{ns_to_millis, ns_to_seconds, UtcTime, NANOS_PER_MILLI, NANOS_PER_SECOND};
+use crate::utc::{ns_to_millis, ns_to_seconds, UtcTime, NANOS_PER_MILLI, NANOS_PER_SECOND};
 
 /// Settings of the latency estimator.
 #[derive(Debug, Clone, PartialEq)]
@@ -369,7 +369,7 @@ fn nearest_rank(sorted: &[i64], p: f64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::utc::parse_utc_ns;
+    use crate::utc::parse_utc_ns;
 
     const MS: i64 = NANOS_PER_MILLI;
     const SECOND: i64 = NANOS_PER_SECOND;

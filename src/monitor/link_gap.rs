@@ -21,8 +21,8 @@
 
 use super::event::{GapState, LinkGapEvent, LinkGapKind};
 use super::title::{seconds_to_three_significant_figures, OBSERVED};
-use super::utc::{ns_to_seconds, UtcTime};
 use crate::link::LinkId;
+use crate::utc::{ns_to_seconds, UtcTime};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone)]

@@ -6,7 +6,7 @@
 //! loop ([`driver`]), and the events they produce ([`event`]).
 //!
 //! Nothing in this module reads a clock, opens a socket or touches a file. Time is always an
-//! argument: UTC as `i64` nanoseconds since the Unix epoch ([`utc`]). Each handler returns what
+//! argument: UTC as `i64` nanoseconds since the Unix epoch ([`crate::utc`]). Each handler returns what
 //! happened (events, the next deadline) and the caller decides what to do with it, so the same
 //! code runs live (clocked by the wall clock and a timer) and offline (clocked by recorded times).
 
@@ -25,9 +25,10 @@ pub mod ntp;
 pub mod radio;
 pub mod streams;
 pub mod title;
-pub mod utc;
 pub mod watch;
 
+/// The monitors' time type and its text form, from the crate's time axis ([`crate::utc`]).
+pub use crate::utc::{format_utc_ms, parse_utc_ns, UtcTime};
 pub use driver::{Judged, MonitorDriver};
 pub use event::{
     ClockEvent, ClockState, CoverageEvent, CoverageState, DroppedEvent, Event, GapEvent, GapState,
@@ -43,5 +44,4 @@ pub use latency::{
 pub use merge::{watermark, EventOrder};
 pub use ntp::{ClockStatus, ClockWatch};
 pub use title::{gap_title, OBSERVED};
-pub use utc::{format_utc_ms, parse_utc_ns, UtcTime};
 pub use watch::{Watch, WatchSettings};

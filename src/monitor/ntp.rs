@@ -7,7 +7,7 @@
 //! the kernel or a clock.
 
 use super::event::{ClockEvent, ClockKind, ClockState};
-use super::utc::UtcTime;
+use crate::utc::UtcTime;
 
 /// One reading of the kernel's clock discipline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,8 +10,8 @@
 //! (the SiK firmware's documentation, `docs/radio.md`); 255 is "unknown" in MAVLink's
 //! definition and has no dBm.
 
-use super::utc::{UtcTime, NANOS_PER_SECOND};
 use crate::link::LinkId;
+use crate::utc::{UtcTime, NANOS_PER_SECOND};
 use crate::wire::fields::RadioStatus;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};

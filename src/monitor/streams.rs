@@ -24,7 +24,7 @@
 //! Pure: counts and times in, events out.
 
 use super::event::{GapState, StreamEvent, StreamKind};
-use super::utc::{UtcTime, NANOS_PER_SECOND};
+use crate::utc::{UtcTime, NANOS_PER_SECOND};
 use std::collections::BTreeMap;
 
 pub const BASELINE_S: usize = 10;

@@ -78,7 +78,7 @@ pub fn seconds_to_three_significant_figures(span_ns: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::utc::parse_utc_ns;
+    use crate::utc::parse_utc_ns;
 
     fn title_between(last: &str, next: &str) -> String {
         gap_title(parse_utc_ns(next).unwrap() - parse_utc_ns(last).unwrap())

@@ -19,8 +19,8 @@ use super::link_gap::{Beat, LinkGapDetector};
 use super::ntp::ClockStatus;
 use super::radio::{RadioKey, RadioWatch};
 use super::streams::StreamWatch;
-use super::utc::{seconds_to_ns, NANOS_PER_MILLI};
 use crate::link::LinkId;
+use crate::utc::{seconds_to_ns, NANOS_PER_MILLI};
 use std::collections::BTreeMap;
 
 /// Everything the watch is configured with. The daemon and `analyze` both get theirs from

@@ -226,7 +226,7 @@ async fn run(
 /// A `link` event for the NATS connection.
 fn nats_link_event(state: LinkState, reason: String) -> Event {
     Event::from(LinkEvent {
-        utc: UtcTime(crate::daemon::clock::utc_ns()),
+        utc: UtcTime(crate::clock::utc_ns()),
         kind: LinkKind,
         link: NATS_LINK.to_string(),
         state,
@@ -429,7 +429,7 @@ async fn publish_batch(
         counters.acked.fetch_add(1, Ordering::Relaxed);
         counters
             .last_ack_utc_ns
-            .store(crate::daemon::clock::utc_ns(), Ordering::Relaxed);
+            .store(crate::clock::utc_ns(), Ordering::Relaxed);
     }
     Ok(())
 }

@@ -12,8 +12,8 @@ pub mod coverage;
 pub mod input;
 pub mod judge;
 
+use crate::clock;
 use crate::config::range::RangeConfig;
-use crate::daemon::clock;
 use crate::daemon::events::EventSink;
 use crate::daemon::service::{self, Asked, FileSettings, Signals};
 use crate::daemon::shutdown::{Stop, STOP_BUDGET};

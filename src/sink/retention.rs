@@ -104,7 +104,7 @@ pub fn plan(folders: &[DayFolder], today: i64, bounds: Bounds) -> Plan {
     }
 }
 
-pub use crate::monitor::utc::{day_name, parse_day};
+pub use crate::utc::{day_name, parse_day};
 
 /// The day folders of every stream under `data_dir` (a missing stream has none), with the
 /// folder its `current.<ext>` link points into marked open.

@@ -127,7 +127,7 @@ impl RotatingFile {
         }
         self.reopen_requested = false;
         let started = DateTime::<Utc>::from_timestamp_nanos(first_utc_ns);
-        let day_dir = self.root.join(crate::monitor::utc::day_name(day));
+        let day_dir = self.root.join(crate::utc::day_name(day));
         fs::create_dir_all(&day_dir)?;
         let stem = format!("{}-{}", self.prefix, started.format("%Y%m%dT%H%M%SZ"));
         let mut n = 0;

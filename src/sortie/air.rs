@@ -559,11 +559,10 @@ impl AirObserver {
     }
 }
 
+/// The air side's test log, shared with the report side's tests.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(super) mod testing {
     use crate::ulog::writer::UlogWriter;
-    use crate::ulog::SliceReader;
 
     fn status(ts: u64, arming: u8, nav: u8, failsafe: bool) -> Vec<u8> {
         let mut p = ts.to_le_bytes().to_vec();
@@ -591,7 +590,7 @@ mod tests {
     }
 
     /// A small log with each watched topic: arms, changes mode, loses the GCS, fails safe.
-    fn log() -> Vec<u8> {
+    pub(in crate::sortie) fn log() -> Vec<u8> {
         let mut w = UlogWriter::new(Vec::new(), 1_000_000).unwrap();
         w.format("vehicle_status:uint64_t timestamp;uint8_t arming_state;uint8_t nav_state;bool failsafe;").unwrap();
         w.format("failsafe_flags:uint64_t timestamp;bool gcs_connection_lost;bool offboard_control_signal_lost;").unwrap();
@@ -613,6 +612,13 @@ mod tests {
         w.data(1, &status(9_000_000, 1, 5, false)).unwrap();
         w.into_inner()
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::log;
+    use super::*;
+    use crate::ulog::SliceReader;
 
     #[test]
     fn state_changes_commands_and_failsafes_at_their_samples() {
@@ -671,52 +677,5 @@ mod tests {
         assert_eq!(running.samples, 4);
         assert_eq!(running.first.0, 4_000_000_000);
         assert_eq!(facts.span(), Some((2_000_000_000, 9_000_000_000)));
-    }
-
-    /// The same log through the ingest: the failsafe state changes take the words of the
-    /// `failsafe_entered` rule (its cause from failsafe_flags, the navigation state before and
-    /// after), keeping their intervals, and are listed once.
-    #[test]
-    fn the_failsafes_are_worded_by_the_failsafe_entered_rule() {
-        let bytes = log();
-        let report =
-            crate::ulog::ingest::ingest_reader(&bytes[..], "f.ulg", bytes.len() as u64, None, None)
-                .unwrap();
-        let mut air = AirObserver::new("f.ulg", &[]);
-        let mut reader = SliceReader::new(&bytes);
-        while let Some(item) = reader.next_record() {
-            air.observe(&item.unwrap());
-        }
-        let observed = air.finish().happenings;
-        let joined = super::super::reported::join_failsafes(
-            observed,
-            super::super::reported::from_report(&report),
-        );
-        let failsafes: Vec<&Happening> =
-            joined.iter().filter(|h| h.kind == FAILSAFE_KIND).collect();
-        assert_eq!(failsafes.len(), 2, "{failsafes:#?}");
-        let entered = failsafes[0];
-        assert_eq!(
-            entered.title,
-            "Failsafe entered at 5.20 s: no PX4 failsafe event in the log; cause: gcs_connection_lost (since 5.10 s); nav_state 3 (Mission) → 5 (Return to Land)"
-        );
-        assert_eq!(
-            (entered.start_ns, entered.end_ns),
-            (4_000_000_000, Some(5_200_000_000)),
-            "from the last status without it to the first with it"
-        );
-        assert_eq!(entered.detail["state"], "entered");
-        assert_eq!(
-            entered.detail["failsafe_flags"],
-            serde_json::json!(["gcs_connection_lost"])
-        );
-        assert_eq!(
-            entered.detail["evidence"]["cause"][0]["citation"]["topic"],
-            "failsafe_flags"
-        );
-        assert!(failsafes[1]
-            .title
-            .starts_with("Failsafe cleared at 9.00 s after 3.8 s"));
-        assert_eq!(failsafes[1].detail["state"], "cleared");
     }
 }

@@ -139,10 +139,12 @@ pub fn join_failsafes(observed: Vec<Happening>, reported: Vec<Happening>) -> Vec
 
 #[cfg(test)]
 mod tests {
+    use super::super::air::{testing::log, AirObserver};
     use super::*;
     use crate::ulog::events::{Citation, Event};
     use crate::ulog::report::Status;
     use crate::ulog::rules::{Cause, RuleFinding};
+    use crate::ulog::SliceReader;
 
     fn citation(topic: &str, message: u64) -> Citation {
         Citation {
@@ -278,5 +280,49 @@ mod tests {
         assert_eq!(failsafes[1].title, "Failsafe cleared");
         assert_eq!(failsafes[2].detail["state"], "warning");
         assert_eq!(failsafes[2].cite, at(30));
+    }
+
+    /// The air side's test log through the ingest: the failsafe state changes take the words of the
+    /// `failsafe_entered` rule (its cause from failsafe_flags, the navigation state before and
+    /// after), keeping their intervals, and are listed once.
+    #[test]
+    fn the_failsafes_are_worded_by_the_failsafe_entered_rule() {
+        let bytes = log();
+        let report =
+            crate::ulog::ingest::ingest_reader(&bytes[..], "f.ulg", bytes.len() as u64, None, None)
+                .unwrap();
+        let mut air = AirObserver::new("f.ulg", &[]);
+        let mut reader = SliceReader::new(&bytes);
+        while let Some(item) = reader.next_record() {
+            air.observe(&item.unwrap());
+        }
+        let observed = air.finish().happenings;
+        let joined = join_failsafes(observed, from_report(&report));
+        let failsafes: Vec<&Happening> =
+            joined.iter().filter(|h| h.kind == FAILSAFE_KIND).collect();
+        assert_eq!(failsafes.len(), 2, "{failsafes:#?}");
+        let entered = failsafes[0];
+        assert_eq!(
+            entered.title,
+            "Failsafe entered at 5.20 s: no PX4 failsafe event in the log; cause: gcs_connection_lost (since 5.10 s); nav_state 3 (Mission) → 5 (Return to Land)"
+        );
+        assert_eq!(
+            (entered.start_ns, entered.end_ns),
+            (4_000_000_000, Some(5_200_000_000)),
+            "from the last status without it to the first with it"
+        );
+        assert_eq!(entered.detail["state"], "entered");
+        assert_eq!(
+            entered.detail["failsafe_flags"],
+            serde_json::json!(["gcs_connection_lost"])
+        );
+        assert_eq!(
+            entered.detail["evidence"]["cause"][0]["citation"]["topic"],
+            "failsafe_flags"
+        );
+        assert!(failsafes[1]
+            .title
+            .starts_with("Failsafe cleared at 9.00 s after 3.8 s"));
+        assert_eq!(failsafes[1].detail["state"], "cleared");
     }
 }

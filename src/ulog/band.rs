@@ -5,6 +5,7 @@
 //!
 //! Pure: state changes in, SVG text out.
 
+use super::display::esc;
 use super::modes::{nav_state_color, nav_state_name, ModeChange};
 use std::fmt::Write as _;
 
@@ -68,7 +69,7 @@ pub fn draw(out: &mut String, segments: &[Segment], f: &Frame<'_>) {
         let x1 = (f.x)(s.end.min(f.t1));
         let w = (x1 - x0).max(0.5);
         let color = nav_state_color(s.nav_state);
-        let title = super::html::esc(&label(s));
+        let title = esc(&label(s));
         let _ = write!(
             out,
             r#"<rect class="mode" x="{x0:.1}" y="{top}" width="{w:.1}" height="{h}" fill="{color}" fill-opacity="0.09"><title>{title}</title></rect><rect class="mode-strip" x="{x0:.1}" y="{sy}" width="{w:.1}" height="6" fill="{color}" fill-opacity="0.75"><title>{title}</title></rect>"#,
@@ -100,7 +101,7 @@ pub fn legend(out: &mut String, segments: &[Segment]) {
             out,
             r#"<span><svg width="14" height="10"><rect width="14" height="10" fill="{}" fill-opacity="0.75"/></svg> {}</span>"#,
             nav_state_color(n),
-            super::html::esc(&nav_state_name(n))
+            esc(&nav_state_name(n))
         );
     }
     out.push_str(r##"<span><svg width="14" height="10"><rect y="4" width="14" height="3" fill="#555555"/></svg> armed</span><span><svg width="14" height="10"><rect y="4" width="14" height="3" fill="#c0392b"/></svg> failsafe</span>"##);

@@ -1,5 +1,6 @@
-//! Number formatting shared by reasons, summaries and the inspector: byte sizes (`41.2 MB`) and
-//! thousands separators (`1,146,099`).
+//! Text formatting shared by reasons, summaries, the inspector and the HTML report: byte sizes
+//! (`41.2 MB`), thousands separators (`1,146,099`) and HTML/SVG escaping, which the report's
+//! pages and the plots' state band and ground lane all write through.
 
 /// A byte count the way people say file sizes: `612 bytes`, `4.1 kB`, `41.2 MB`, `1.07 GB`
 /// (powers of 1,000, like file managers).
@@ -29,6 +30,22 @@ pub fn grouped(n: u64) -> String {
     out
 }
 
+/// Escapes text for HTML and SVG.
+pub fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -41,5 +58,10 @@ mod tests {
         assert_eq!(grouped(1_146_099), "1,146,099");
         assert_eq!(grouped(999), "999");
         assert_eq!(grouped(0), "0");
+    }
+
+    #[test]
+    fn escapes_and_quotes() {
+        assert_eq!(esc("<a&'\">"), "&lt;a&amp;&#39;&quot;&gt;");
     }
 }

@@ -160,7 +160,7 @@ pub fn anchor(instances: &mut [GpsInstance]) -> GpsAnchor {
         ((i128::from(best.offsets[n / 2 - 1]) + i128::from(best.offsets[n / 2])) / 2) as i64
     };
     let spread = (i128::from(best.offsets[n - 1]) - i128::from(best.offsets[0])) as f64 / 1000.0;
-    let boot_utc = crate::monitor::utc::format_utc_ms_of_us(median);
+    let boot_utc = crate::utc::format_utc_ms_of_us(median);
     GpsAnchor {
         title: format!(
             "GPS time from {}, {} fixes",

@@ -4,7 +4,7 @@
 //! links, drops and the receiver's clock are ticks. Pure: the lane in, SVG text out; the lane is
 //! made from the sortie timeline by `crate::sortie::lane`.
 
-use super::html::esc;
+use super::display::esc;
 use std::fmt::Write as _;
 
 /// What a lane item is, for its colour.

@@ -5,7 +5,7 @@
 //! Pure: decoded samples in, changes out.
 
 use crate::ulog::events::Citation;
-use crate::ulog::signals::{Kind, Signal, SignalSample, Source};
+use crate::ulog::signals::{cite, Kind, Signal, SignalSample, Source};
 use serde::Serialize;
 
 /// Changes kept at most (the rest are counted).
@@ -101,7 +101,7 @@ impl ModeTracker {
             nav_state_name: nav_state_name(s.nav_state),
             armed: s.armed(),
             failsafe: state.2,
-            citation: crate::ulog::rules::cite(source, sample),
+            citation: cite(source, sample),
         });
     }
 

@@ -38,23 +38,13 @@ pub const NOT_PERIODIC_TOPICS: [&str; 6] = [
     "task_stack_info",
 ];
 
+/// What became of a log (its exit code is in the verbs' table, `crate::cmd::Exit`).
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Complete,
     Quarantined,
     Rejected,
-}
-
-impl Status {
-    /// The process exit code this status maps to.
-    pub fn exit_code(self) -> i32 {
-        match self {
-            Status::Complete => 0,
-            Status::Quarantined => 3,
-            Status::Rejected => 4,
-        }
-    }
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

@@ -11,7 +11,7 @@
 
 use crate::common;
 
-use foxborne_receiver::monitor::utc::parse_utc_ns;
+use foxborne_receiver::utc::parse_utc_ns;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Command;

@@ -24,6 +24,7 @@ mod http_face;
 mod http_pressure;
 mod isolation;
 mod mavproxy;
+mod module_cycles;
 mod new_user;
 mod properties_fields;
 mod properties_wire;

@@ -15,10 +15,11 @@ struct Cli {
     cmd: UlogCommand,
 }
 
-fn ulog(args: &[&str]) -> i32 {
+/// The verb's exit code.
+fn ulog(args: &[&str]) -> u8 {
     let cli = Cli::try_parse_from(std::iter::once("ulog").chain(args.iter().copied()))
         .expect("arguments parse");
-    run(cli.cmd).expect("verb runs")
+    run(cli.cmd).expect("verb runs").code()
 }
 
 fn scratch(name: &str) -> common::Scratch {

@@ -3,6 +3,7 @@
 //! unsubscription, trailing padding absent from D messages while nested padding is present,
 //! char arrays, version 0 without B, appended data, sync messages, tagged strings and defaults.
 
+use foxborne_receiver::cmd::Exit;
 use foxborne_receiver::ulog::ingest::ingest_reader;
 use foxborne_receiver::ulog::report::{Report, Status};
 use foxborne_receiver::ulog::value::Value;
@@ -167,7 +168,7 @@ fn unknown_incompatible_flags_refuse_the_log() {
         );
         let r = ingest(&bytes);
         assert_eq!(r.status, Status::Rejected);
-        assert_eq!(r.status.exit_code(), 4);
+        assert_eq!(Exit::from(r.status).code(), 4);
     }
     // DATA_APPENDED alone is known (the log needs a sample to be complete).
     let mut w = UlogWriter::new(Vec::new(), 0).unwrap();

@@ -7,6 +7,7 @@
 
 use crate::common;
 
+use foxborne_receiver::cmd::Exit;
 use foxborne_receiver::ulog::display::grouped;
 use foxborne_receiver::ulog::ingest::ingest_reader;
 use foxborne_receiver::ulog::report::{Report, Status};
@@ -69,7 +70,7 @@ fn a_log_without_data_is_quarantined_not_complete() {
     // The 16-byte header alone.
     let r = ingest(&bytes[..16]);
     assert_eq!(r.status, Status::Quarantined, "{:?}", r.reason);
-    assert_eq!(r.status.exit_code(), 3);
+    assert_eq!(Exit::from(r.status).code(), 3);
     let reason = r.reason.unwrap();
     assert!(reason.contains("has no data"), "{reason}");
     assert!(reason.contains("after its file header"), "{reason}");

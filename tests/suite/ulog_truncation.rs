@@ -5,6 +5,7 @@
 
 use crate::common;
 
+use foxborne_receiver::cmd::Exit;
 use foxborne_receiver::ulog::ingest::{ingest_reader, truncation_reason};
 use foxborne_receiver::ulog::report::{Status, ENCRYPTED_REASON};
 use foxborne_receiver::ulog::{CutInside, ReadError, SliceReader};
@@ -189,7 +190,7 @@ fn quarantine_reports_show_nothing_complete_and_say_why() {
     let cut = d.offset as usize + 7;
     let r = ingest_reader(&bytes[..cut], "cut.ulg", cut as u64, None, None).unwrap();
     assert_eq!(r.status, Status::Quarantined);
-    assert_eq!(r.status.exit_code(), 3);
+    assert_eq!(Exit::from(r.status).code(), 3);
     let expected = format!(
         "The flight log ends inside a data message at {:.1} MB. The file was truncated, most likely when power was cut during logging. Nothing from it is shown as complete.",
         d.offset as f64 / 1e6
@@ -318,7 +319,7 @@ fn encrypted_logs_and_key_files_are_rejected() {
         );
         let r = ingest_reader(&bytes[..], "x.ulge", bytes.len() as u64, None, None).unwrap();
         assert_eq!(r.status, Status::Rejected);
-        assert_eq!(r.status.exit_code(), 4);
+        assert_eq!(Exit::from(r.status).code(), 4);
         assert_eq!(r.reason.as_deref(), Some(ENCRYPTED_REASON));
         assert_eq!(
             ENCRYPTED_REASON,

@@ -14,7 +14,7 @@ pub mod udp;
 
 use crate::config::{ForwardFilter, ForwardOutput, ForwardSettings};
 use crate::recorder::FrameCopies;
-use crate::status::ForwardSnapshot;
+use crate::status::ForwardStats;
 use anyhow::Context;
 use bytes::Bytes;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,66 +24,6 @@ use tokio::task::JoinHandle;
 
 /// Chunks an output's queue holds at most, whatever their size (the byte bound usually first).
 const MAX_QUEUED_CHUNKS: usize = 4096;
-
-/// One output's counters, shared by the scanners (what its filter took, what its queue
-/// dropped), its task (what it sent, what came back) and the HTTP port.
-#[derive(Debug, Default)]
-pub struct ForwardStats {
-    pub name: String,
-    /// `udp` or `tcp_listen`.
-    pub kind: &'static str,
-    /// The address it sends to or listens on.
-    pub address: String,
-    /// Frames its filters took.
-    pub frames: AtomicU64,
-    /// Frames written to the socket (for a TCP listener, to each peer: summed over peers).
-    pub sent_frames: AtomicU64,
-    pub sent_bytes: AtomicU64,
-    /// Frames dropped because its queue was full (the output did not keep up).
-    pub dropped_queue_full: AtomicU64,
-    /// Frames dropped for one TCP peer whose own queue was full (summed over peers).
-    pub dropped_peer_slow: AtomicU64,
-    /// Frames the socket refused (a UDP destination that answered "port unreachable").
-    pub dropped_send_error: AtomicU64,
-    /// Frames taken while a UDP destination could not be resolved or reached.
-    pub dropped_unreachable: AtomicU64,
-    /// TCP peers connected now.
-    pub peers: AtomicU64,
-    pub peers_total: AtomicU64,
-    /// TCP peers refused: from outside `allow`, or past `max_peers`.
-    pub peers_refused: AtomicU64,
-    /// What ground stations sent to the output, read and discarded.
-    pub ignored_bytes: AtomicU64,
-    pub ignored_datagrams: AtomicU64,
-}
-
-impl ForwardStats {
-    pub fn snapshot(&self) -> ForwardSnapshot {
-        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        ForwardSnapshot {
-            name: self.name.clone(),
-            kind: self.kind.to_string(),
-            address: self.address.clone(),
-            frames: get(&self.frames),
-            sent_frames: get(&self.sent_frames),
-            sent_bytes: get(&self.sent_bytes),
-            dropped: [
-                ("queue_full", get(&self.dropped_queue_full)),
-                ("peer_slow", get(&self.dropped_peer_slow)),
-                ("send_error", get(&self.dropped_send_error)),
-                ("unreachable", get(&self.dropped_unreachable)),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-            peers: get(&self.peers),
-            peers_total: get(&self.peers_total),
-            peers_refused: get(&self.peers_refused),
-            ignored_bytes: get(&self.ignored_bytes),
-            ignored_datagrams: get(&self.ignored_datagrams),
-        }
-    }
-}
 
 /// Whole frames for an output, one after another, with where each ends.
 #[derive(Debug, Clone)]

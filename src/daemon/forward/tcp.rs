@@ -5,7 +5,8 @@
 //! is closed when it takes nothing for a minute. What a peer sends is read and discarded
 //! (counted): nothing reaches a link.
 
-use super::{chunk_queue, ChunkReceiver, ChunkSender, ForwardStats};
+use super::{chunk_queue, ChunkReceiver, ChunkSender};
+use crate::status::ForwardStats;
 use ipnet::IpNet;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;

@@ -4,9 +4,10 @@
 //! Datagrams the ground station sends back arrive on the same socket and are read, counted and
 //! discarded: nothing it sends reaches a link.
 
-use super::{ChunkReceiver, ForwardStats};
+use super::ChunkReceiver;
 use crate::backoff::{self, Backoff};
 use crate::config::HostPort;
+use crate::status::ForwardStats;
 use bytes::Bytes;
 use nix::sys::socket::{sendmmsg, ControlMessage, MsgFlags, MultiHeaders, SockaddrStorage};
 use std::io::IoSlice;

@@ -30,11 +30,11 @@ use super::reader::StreamReader;
 use super::record::Record;
 use super::table::{Codec, FileFormat, TableError};
 use side::{write_side_tables, Side};
-use spill::{spill_largest, Spill};
+use spill::Spill;
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use topic::{open_topic, TopicTable};
+use topic::{open_topic, spill_largest, TopicTable};
 
 /// A topic instance writes a row group once this many bytes of rows are pending, or more for a
 /// wide one (see [`row_group_bytes`]).

@@ -2,7 +2,6 @@
 //! stay large and the memory bound holds.
 
 use super::rows::Rows;
-use super::topic::TopicTable;
 use super::ExportError;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -77,18 +76,4 @@ pub(super) fn read_segments(file: &File, segments: &[Segment]) -> std::io::Resul
         filled += s.len;
     }
     Ok(bytes)
-}
-
-/// Moves the rows of the topic table with the most bytes in memory to the spill file; returns
-/// how many bytes that freed.
-pub(super) fn spill_largest(
-    tables: &mut [TopicTable],
-    spill: &mut Spill,
-) -> Result<usize, ExportError> {
-    let Some(t) = tables.iter_mut().max_by_key(|t| t.buffered_bytes()) else {
-        return Ok(0);
-    };
-    let n = t.buffered_bytes();
-    t.spill(spill)?;
-    Ok(n)
 }

@@ -148,6 +148,20 @@ impl Sink {
     }
 }
 
+/// Moves the rows of the topic table with the most bytes in memory to the spill file; returns
+/// how many bytes that freed.
+pub(super) fn spill_largest(
+    tables: &mut [TopicTable],
+    spill: &mut Spill,
+) -> Result<usize, ExportError> {
+    let Some(t) = tables.iter_mut().max_by_key(|t| t.buffered_bytes()) else {
+        return Ok(0);
+    };
+    let n = t.buffered_bytes();
+    t.spill(spill)?;
+    Ok(n)
+}
+
 /// Values of one column from raw rows: `read` gets each row from `offset` on.
 pub(super) fn column<T>(rows: &Rows, offset: usize, out: &mut Vec<T>, read: impl Fn(&[u8]) -> T) {
     out.reserve(rows.count());

@@ -23,7 +23,6 @@ mod specs;
 mod tables;
 
 pub use markers::{Marker, MarkerKind};
-pub use plot::esc;
 pub use specs::default_specs;
 pub use tables::record_command;
 
@@ -31,6 +30,7 @@ use plot::{time_plot, track_plot, Axis, PlotExtras, LEFT, RIGHT, WIDTH};
 use tables::{events_table, message_row, rules_table, shell_quote};
 
 use crate::ulog::band;
+use crate::ulog::display::esc;
 use crate::ulog::ingest::{ingest_file, IngestOptions};
 use crate::ulog::lane::{GroundLane, LaneAxis, LaneKind};
 use crate::ulog::profile::Profile;
@@ -265,8 +265,7 @@ fn summary(out: &mut String, report: &Report, specs: &[SeriesSpec], series: &[Se
     let start = match &report.gps_anchor {
         Some(a) => match a.boot_offset_us {
             Some(off) => {
-                let utc =
-                    crate::monitor::utc::format_utc_ms_of_us(off + t0 as i64).unwrap_or_default();
+                let utc = crate::utc::format_utc_ms_of_us(off + t0 as i64).unwrap_or_default();
                 format!(
                     "{utc} ({}, spread {:.0} ms)",
                     a.title,
@@ -547,8 +546,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn escapes_and_quotes() {
-        assert_eq!(esc("<a&'\">"), "&lt;a&amp;&#39;&quot;&gt;");
+    fn commands_are_quoted_and_ticks_are_round() {
         assert_eq!(
             record_command("logs/a b.ulg", 7),
             "foxborne-receiver ulog record 'logs/a b.ulg' --message 7"

@@ -3,6 +3,7 @@
 
 use super::markers::{Marker, MarkerKind};
 use crate::ulog::band;
+use crate::ulog::display::esc;
 use crate::ulog::series::Series;
 use std::fmt::Write as _;
 
@@ -17,22 +18,6 @@ pub(super) const TOP: f64 = 40.0;
 /// The state band's strip sits above the plot area.
 pub(super) const STRIP_TOP: f64 = 27.0;
 pub(super) const BOTTOM: f64 = 26.0;
-
-/// Escapes text for HTML and SVG.
-pub fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// A "nice" tick step for a range: 1, 2 or 5 times a power of ten.
 pub(super) fn tick_step(span: f64, target: f64) -> f64 {

@@ -1,7 +1,7 @@
 //! The report's tables: each rule and what it read, messages and PX4 events, each row with
 //! the `ulog record` command that shows its evidence.
 
-use super::plot::esc;
+use crate::ulog::display::esc;
 use crate::ulog::report::Report;
 use std::fmt::Write as _;
 

@@ -10,9 +10,9 @@
 
 use super::episode::{Crossing, Tracker};
 use super::threshold::{from_parameters, parameter, stated, trim};
-use super::{cite, lasting, read_from, secs, Context, Rule, RuleOutcome, Vehicle};
+use super::{lasting, read_from, secs, Context, Rule, RuleOutcome, Vehicle};
 use crate::ulog::signals::meaning::{cell_count_parameters, empty_voltage_parameters};
-use crate::ulog::signals::{Kind, Signal, SignalSample, Source};
+use crate::ulog::signals::{cite, Kind, Signal, SignalSample, Source};
 use crate::ulog::value::Value;
 use std::collections::{BTreeMap, HashMap};
 

@@ -6,8 +6,8 @@
 
 use super::episode::{Crossing, Tracker};
 use super::threshold::stated;
-use super::{cite, lasting, read_from, secs, Context, Rule, RuleOutcome, Vehicle};
-use crate::ulog::signals::{Kind, Signal, SignalSample, Source, ESTIMATOR_RATIOS};
+use super::{lasting, read_from, secs, Context, Rule, RuleOutcome, Vehicle};
+use crate::ulog::signals::{cite, Kind, Signal, SignalSample, Source, ESTIMATOR_RATIOS};
 use std::collections::HashMap;
 
 pub const TEST_RATIO_LIMIT: f64 = 1.0;

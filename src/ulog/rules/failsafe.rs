@@ -11,10 +11,10 @@
 //! rising (PX4 warned, and took no action) is an entry too, so a warning-only failsafe is on
 //! the time axis with its cause.
 
-use super::{cite, secs, Cause, Context, Rule, RuleFinding, RuleOutcome, Vehicle};
+use super::{secs, Cause, Context, Rule, RuleFinding, RuleOutcome, Vehicle};
 use crate::ulog::events::{Citation, Event, SHOWN_GROUP};
 use crate::ulog::modes::nav_state_name;
-use crate::ulog::signals::{Kind, Signal, SignalSample, Source};
+use crate::ulog::signals::{cite, Kind, Signal, SignalSample, Source};
 
 /// Transitions and flag changes kept at most.
 pub const MAX_KEPT: usize = 4096;

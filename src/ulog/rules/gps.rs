@@ -11,9 +11,9 @@
 
 use super::episode::{Crossing, Tracker};
 use super::threshold::{from_parameters, stated};
-use super::{cite, lasting, read_from, secs, Context, Rule, RuleOutcome, Vehicle};
+use super::{lasting, read_from, secs, Context, Rule, RuleOutcome, Vehicle};
 use crate::ulog::signals::meaning::GPS_TOPICS;
-use crate::ulog::signals::{GpsSample, Kind, Signal, SignalSample, Source};
+use crate::ulog::signals::{cite, GpsSample, Kind, Signal, SignalSample, Source};
 use crate::ulog::value::Value;
 use std::collections::{BTreeMap, HashMap};
 

@@ -240,16 +240,6 @@ pub fn evaluate(
     set.finish(sources, ctx)
 }
 
-/// The citation of a sample of `source`.
-pub fn cite(source: &Source, sample: &SignalSample) -> Citation {
-    Citation {
-        topic: source.topic.clone(),
-        multi_id: source.multi_id,
-        message: sample.message,
-        offset: sample.offset,
-    }
-}
-
 /// `topic[i].field` for every field read from the sources of `kind` (those in `topics`, if
 /// given), and whether there were any.
 pub fn read_from(sources: &[Source], keep: impl Fn(&Source) -> bool) -> Vec<String> {

@@ -6,8 +6,8 @@
 
 use super::episode::{Crossing, Tracker};
 use super::threshold::from_parameters;
-use super::{cite, lasting, read_from, secs, Context, Rule, RuleOutcome, Vehicle};
-use crate::ulog::signals::{Kind, Signal, SignalSample, Source};
+use super::{lasting, read_from, secs, Context, Rule, RuleOutcome, Vehicle};
+use crate::ulog::signals::{cite, Kind, Signal, SignalSample, Source};
 use crate::ulog::value::Value;
 use std::collections::{BTreeMap, HashMap};
 

@@ -9,9 +9,9 @@
 
 use super::episode::{Crossing, Tracker};
 use super::threshold::stated;
-use super::{cite, lasting, read_from, secs, Context, Rule, RuleOutcome, Vehicle};
+use super::{lasting, read_from, secs, Context, Rule, RuleOutcome, Vehicle};
 use crate::ulog::signals::meaning::{ESTIMATOR_TOPIC, IMU_STATUS_TOPIC};
-use crate::ulog::signals::{Kind, Signal, SignalSample, Source, VibrationUnit};
+use crate::ulog::signals::{cite, Kind, Signal, SignalSample, Source, VibrationUnit};
 use std::collections::HashMap;
 
 /// Flight Review's orange and red bands for `accel_vibration_metric` (m/s²).

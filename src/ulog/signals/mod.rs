@@ -17,6 +17,7 @@ pub mod meaning;
 
 pub use decoder::SignalDecoder;
 
+use crate::ulog::events::Citation;
 use serde::Serialize;
 
 /// What a source's samples mean.
@@ -154,4 +155,15 @@ pub struct SignalSample {
     pub message: u64,
     pub offset: u64,
     pub signal: Signal,
+}
+
+/// The citation of a sample of `source` (topic, instance, message number, byte offset): how
+/// the rules' findings and the state band's changes point at their evidence.
+pub fn cite(source: &Source, sample: &SignalSample) -> Citation {
+    Citation {
+        topic: source.topic.clone(),
+        multi_id: source.multi_id,
+        message: sample.message,
+        offset: sample.offset,
+    }
 }

@@ -1,5 +1,7 @@
-//! The monitors' time axis: UTC as `i64` nanoseconds since the Unix epoch, and its text form in
-//! events (RFC 3339, millisecond precision, `Z`), matching `recv_utc` in the receive log.
+//! The crate's time axis: UTC as `i64` nanoseconds since the Unix epoch, and its text form
+//! (RFC 3339, millisecond precision, `Z`) in the receive log's `recv_utc`, the events, `/status`
+//! and the reports; the UTC day that names the day folders. A leaf below the receive log
+//! (`receipt`), the monitors and everything that writes a time.
 //!
 //! Nothing here reads a clock: callers pass the time in.
 

@@ -1,6 +1,9 @@
-//! The daemon's clocks: receiver UTC (`CLOCK_REALTIME`) and the kernel's `CLOCK_MONOTONIC`,
-//! read once per datagram or serial read, as close to arrival as the shell can.
+//! The host's clocks: receiver UTC (`CLOCK_REALTIME`) and the kernel's `CLOCK_MONOTONIC`. The
+//! shell's one way to read the time: the links read it once per datagram or serial read, as
+//! close to arrival as they can, and the service loops, publishing and the range read it for
+//! what they hand the pure core (which never reads a clock itself).
 
+use crate::link::Stamp;
 use nix::time::{clock_gettime, ClockId};
 
 /// UTC now, nanoseconds since the Unix epoch.
@@ -15,8 +18,7 @@ pub fn mono_ns() -> u64 {
     t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
 }
 
-pub use crate::link::Stamp;
-
+/// Both clocks at once: when a link's input arrived.
 pub fn stamp() -> Stamp {
     Stamp {
         utc_ns: utc_ns(),
