@@ -3,7 +3,8 @@
 //!
 //! The pure core (`wire`, `monitor`, `ulog`, `tlog`, `receipt`, `recorder`, `status`, `sniff`,
 //! `sortie`) takes bytes and times as arguments and never reads a clock or opens a socket.
-//! `daemon`, `sink` and `http` are the I/O shell; `cmd` holds the verbs; `config` is parsed once;
+//! `daemon`, `sink` and `http` are the I/O shell, `service` the systemd shell `run` and `range`
+//! share; `cmd` holds the verbs; `config` is parsed once;
 //! `catalog` keeps every ingested run in SQLite (its change computation is pure).
 //!
 //! Without the default `full` feature only the parsers and the rules remain (`wire`, `monitor`,
@@ -35,6 +36,8 @@ pub mod publish;
 pub mod range;
 pub(crate) mod receipt;
 pub mod recorder;
+#[cfg(feature = "full")]
+pub(crate) mod service;
 #[cfg(feature = "full")]
 pub mod sink;
 pub(crate) mod sniff;

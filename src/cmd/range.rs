@@ -15,6 +15,6 @@ pub struct RangeArgs {
 
 pub fn run(args: RangeArgs) -> anyhow::Result<u8> {
     let config = RangeConfig::load(&args.config)?;
-    crate::daemon::shutdown::run_service(crate::range::run(config))?;
+    crate::service::run_service(crate::range::run(config))?;
     Ok(0)
 }
