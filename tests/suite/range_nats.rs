@@ -245,10 +245,13 @@ fn range_is_a_service_ready_status_watchdog_from_its_loop_and_a_clean_stop() {
     // READY once its consumers are made, then the judging loop's STATUS= and pings.
     assert_eq!(notify.wait("READY=1", WAIT).trim_end(), "READY=1");
     range.wait_for("range started", WAIT);
-    let status = notify.wait("STATUS=", WAIT);
-    assert_eq!(
-        status.trim_end(),
-        "STATUS=sites heard 0/0, vehicles heard 0/1, open gaps 0"
+    // (North's progress marks may or may not have been judged by the first tick.)
+    let status = notify.wait("STATUS=sites heard ", WAIT);
+    assert!(
+        status
+            .trim_end()
+            .ends_with(", vehicles heard 0/1, open gaps 0"),
+        "{status}"
     );
     notify.wait("WATCHDOG=1", WAIT);
     notify.wait("WATCHDOG=1", WAIT);
