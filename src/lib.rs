@@ -5,8 +5,9 @@
 //! `sortie`, all on the time axis of `utc`) takes bytes and times as arguments and never reads a
 //! clock or opens a socket.
 //! `daemon`, `sink`, `http`, `publish` and `range` are the I/O shell, reading the host's clocks
-//! through `clock`; `cmd` holds the verbs; `config` is parsed once; `catalog` keeps every
-//! ingested run in SQLite (its change computation is pure).
+//! through `clock`; `service` is the systemd shell `run` and `range` share; `cmd` holds the
+//! verbs; `config` is parsed once; `catalog` keeps every ingested run in SQLite (its change
+//! computation is pure).
 //!
 //! Without the default `full` feature only the parsers and the rules remain (`wire`, `monitor`,
 //! `ulog` without its export, `tlog`, `receipt`, `utc`, `recorder`, `sniff`, `analyze`, `sortie`; no
@@ -39,6 +40,8 @@ pub mod publish;
 pub mod range;
 pub(crate) mod receipt;
 pub mod recorder;
+#[cfg(feature = "full")]
+pub(crate) mod service;
 #[cfg(feature = "full")]
 pub mod sink;
 pub(crate) mod sniff;

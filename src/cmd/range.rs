@@ -16,6 +16,6 @@ pub struct RangeArgs {
 
 pub fn run(args: RangeArgs) -> anyhow::Result<Exit> {
     let config = RangeConfig::load(&args.config)?;
-    crate::daemon::shutdown::run_service(crate::range::run(config))?;
+    crate::service::run_service(crate::range::run(config))?;
     Ok(Exit::Success)
 }

@@ -15,6 +15,6 @@ pub struct RunArgs {
 
 pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
     let config = Config::load(&args.config)?;
-    crate::daemon::shutdown::run_service(crate::daemon::run(config))?;
+    crate::service::run_service(crate::daemon::run(config))?;
     Ok(Exit::Success)
 }

@@ -56,3 +56,52 @@ impl RangeConfig {
         serde_json::to_value(self).expect("the config serialises")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SHIPPED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/config/range.toml");
+
+    #[test]
+    fn the_shipped_range_config_loads_as_it_says() {
+        let config = RangeConfig::load(Path::new(SHIPPED)).unwrap();
+        assert_eq!(config.data_dir, Path::new("./range-data"));
+        assert_eq!(config.nats_url, "nats://127.0.0.1:4222");
+        assert_eq!(config.name, "range");
+        assert_eq!(config.http.listen.to_string(), "127.0.0.1:9138");
+        assert!(config.webhooks.is_empty());
+    }
+
+    #[test]
+    fn the_shipped_range_config_loads_with_its_examples_uncommented() {
+        let shipped = std::fs::read_to_string(SHIPPED).unwrap();
+        // Every commented `key = value` line (and table header) below the first table, as an
+        // operator would uncomment it.
+        let body = shipped.find("\n[").unwrap();
+        let uncommented: String = shipped[..body]
+            .lines()
+            .chain(shipped[body..].lines().map(|l| {
+                let rest = l.strip_prefix("# ").unwrap_or(l);
+                let example = rest.starts_with('[')
+                    || rest.split_once(" = ").is_some_and(|(key, _)| {
+                        key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    });
+                if example {
+                    rest
+                } else {
+                    l
+                }
+            }))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("range.toml");
+        std::fs::write(&path, &uncommented).unwrap();
+        let config = RangeConfig::load(&path).unwrap_or_else(|e| panic!("{e}\n{uncommented}"));
+        assert_eq!(config.gap.vehicles.len(), 2);
+        assert_eq!(config.webhooks.len(), 1);
+        assert_eq!(config.webhooks[0].kinds, ["telemetry_gap", "coverage"]);
+        assert!(config.http.token.is_some() && config.creds_file.is_some());
+    }
+}

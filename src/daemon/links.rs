@@ -7,12 +7,12 @@
 
 use super::forward::Taps;
 use super::link_queue::{link_queue, LinkSender, LinkShared};
-use super::shutdown::Stop;
 use super::{scan, serial, tcp_client, tcp_listen, udp};
 use crate::config::{Config, LinkConfig, LinkTransport};
 use crate::link::LinkId;
 use crate::pipeline::LinkBatch;
 use crate::recorder::{LinkRecorder, RecorderSettings};
+use crate::service::stop::Stop;
 use anyhow::Context;
 use std::sync::Arc;
 use tokio::sync::{mpsc, watch};

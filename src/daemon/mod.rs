@@ -1,25 +1,23 @@
 //! The daemon: a thin shell of tasks around the pure core. Link tasks (UDP, serial, TCP client
 //! and server) stamp and queue bytes; each link's scanner thread records them and hands copies
 //! of the frames to the forward outputs ([`forward`]); one pipeline task owns the monitors;
-//! writer threads own the files. Shutdown is
-//! two-phase: SIGTERM stops the links, then the pipeline drains what they sent, then the writers
-//! write and fsync everything and the process exits 0, all within one deadline inside the unit's
-//! `TimeoutStopSec` ([`shutdown`]): a stage that hangs is given up by name and the exit is 1.
+//! writer threads own the files. It runs in the service shell it shares with `range`
+//! ([`crate::service`]): READY=1 once the links are bound and the files open, WATCHDOG=1 and
+//! STATUS= from the pipeline loop. Shutdown is two-phase: SIGTERM stops the links, then the
+//! pipeline drains what they sent, then the writers write and fsync everything and the process
+//! exits 0, all within one deadline inside the unit's `TimeoutStopSec`
+//! ([`crate::service::stop`]): a stage that hangs is given up by name and the exit is 1.
 
-pub mod events;
 pub mod forward;
 pub mod input;
 pub mod kernel_clock;
 pub mod link_queue;
 pub mod links;
-pub mod notify;
 pub mod pipeline;
 pub mod retention;
 pub mod scan;
 pub mod serial;
 pub mod serial_latency;
-pub mod service;
-pub mod shutdown;
 pub mod tcp;
 pub mod tcp_client;
 pub mod tcp_listen;
@@ -28,16 +26,17 @@ pub mod udp;
 use crate::clock;
 use crate::config::Config;
 use crate::pipeline::{PipelineCore, PipelineSettings};
+use crate::service::files::{self, FileSettings};
+use crate::service::stop::{self, Stop, FILE_CLOSE_RESERVE};
+use crate::service::{Asked, Service};
 use crate::sink::{EVENTS, RECEIVE_LOG, TLOG};
 use anyhow::Context;
 use links::Links;
 use pipeline::{Pipeline, Sinks};
-use service::{Asked, FileSettings, Signals};
-use shutdown::{Stop, FILE_CLOSE_RESERVE, STOP_BUDGET};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot, watch, Notify};
+use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::task::JoinHandle;
 
 /// Scanner batches waiting for the pipeline (each at most about 1 MiB of output). When the
@@ -49,8 +48,9 @@ const SIDE_EVENTS_QUEUE: usize = 64;
 /// The receiver: brings every task up, runs until SIGTERM or SIGINT (SIGHUP reopens the
 /// files), then stops them in order within the stop budget.
 pub async fn run(config: Config) -> anyhow::Result<()> {
+    let mut service = Service::start()?;
     let started_utc_ns = clock::utc_ns();
-    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    let shutdown_rx = service.shutdown();
     let (batch_tx, batch_rx) = mpsc::channel(BATCH_QUEUE);
     // The forward outputs first: their TCP listeners bind now (a port in use is a clear,
     // immediate error), and every scanner is handed the outputs that take its link's frames.
@@ -79,11 +79,12 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         rotate_size_bytes: config.rotate_size_bytes,
         fsync_interval: Duration::from_secs_f64(config.fsync_interval_s),
         buffer_bytes: config.buffer_bytes,
+        clock: clock::utc_ns,
     };
     let sinks = Sinks {
         receive: files.open(RECEIVE_LOG)?,
         tlog: config.tlog.then(|| files.open(TLOG)).transpose()?,
-        events: service::open_events(
+        events: files::open_events(
             &files,
             EVENTS,
             &config.webhooks,
@@ -103,9 +104,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         sinks,
         links: links.shares.clone(),
         published: face.status,
-        notifier: notify::Notifier::from_env(),
-        #[cfg(feature = "testing")]
-        stall_file: std::env::var_os("FOXBORNE_TEST_STALL_FILE").map(std::path::PathBuf::from),
+        notifier: service.loop_notifier(),
     };
     let (side_events_tx, side_events_rx) = mpsc::channel(SIDE_EVENTS_QUEUE);
     let retention = config.retention.is_set().then(|| {
@@ -137,16 +136,13 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         http: face.task,
     };
 
-    let mut signals = Signals::install()?;
     tracing::info!(config = %config.file.display(), data_dir = %config.data_dir.display(), links = config.links.len(), "receiver started");
-    notify::Notifier::from_env().ready();
-    while signals.next().await == Asked::Reopen {
+    service.ready();
+    while service.next().await == Asked::Reopen {
         reopen.notify_one();
     }
     tracing::info!("stopping: links first, then draining to disk");
-    notify::Notifier::from_env().stopping();
-    let _ = shutdown_tx.send(true);
-    running.stop().await
+    running.stop(service.begin_stop()).await
 }
 
 /// Every task of a running receiver, held for its stop.
@@ -163,9 +159,8 @@ impl Running {
     /// The two-phase stop, once shutdown has been signalled: what feeds the files is awaited
     /// stage by stage in the order data flows (links, scanners, forwards, the pipeline, the
     /// publisher, the HTTP port), then the events and the files are closed, all against one
-    /// deadline ([`shutdown`]).
-    async fn stop(self) -> anyhow::Result<()> {
-        let mut stop = Stop::begin(STOP_BUDGET);
+    /// deadline ([`Stop`]).
+    async fn stop(self, mut stop: Stop) -> anyhow::Result<()> {
         // The receive tasks end and drop their queues; each scanner then finishes what is
         // queued, hands it over and ends; then the pipeline, with no scanner left, drains.
         self.links.stop(&mut stop).await;
@@ -195,7 +190,7 @@ impl Running {
         stop.drain("http", self.http).await;
         let stats = receive.stats.clone();
         let lines_written = stats.lines_written.load(Ordering::Relaxed);
-        shutdown::close_events(
+        stop::close_events(
             &mut stop,
             events,
             Some(format!("{lines_written} receipts written")),

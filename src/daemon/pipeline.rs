@@ -6,15 +6,15 @@
 //! telemetry_gap opens live, when its deadline passes; and since no link is scanned here, no
 //! link's input can delay the alert timer or the watchdog ping.
 
-use super::events::EventSink;
 use super::kernel_clock;
 use super::link_queue::LinkShared;
-use super::notify::Notifier;
 use crate::clock;
 use crate::monitor::Event;
 use crate::pipeline::{
     Action, Advance, Housekeeping, LinkBatch, Note, PipelineCore, Stream, WriterDrops, HOUSEKEEPING,
 };
+use crate::service::events::EventSink;
+use crate::service::notify::Notifier;
 use crate::sink::WriterHandle;
 use crate::status::{StatusSnapshot, StreamSnapshot, WebhookSnapshot};
 use std::sync::atomic::Ordering;
@@ -50,11 +50,9 @@ pub struct Pipeline {
     pub links: Vec<Arc<LinkShared>>,
     /// Where the status snapshot is published for `/status`, `/metrics` and the `status` verb.
     pub published: watch::Sender<Arc<StatusSnapshot>>,
+    /// The service's STATUS= and WATCHDOG=1, sent from this loop (a wedged pipeline stops the
+    /// pings).
     pub notifier: Notifier,
-    /// Fault injection for the watchdog test (`testing` feature only): while this file exists
-    /// the pipeline is wedged.
-    #[cfg(feature = "testing")]
-    pub stall_file: Option<std::path::PathBuf>,
 }
 
 impl Pipeline {
@@ -75,13 +73,6 @@ impl Pipeline {
     }
 
     fn housekeeping(&mut self) {
-        #[cfg(feature = "testing")]
-        if let Some(path) = &self.stall_file {
-            while path.exists() {
-                // Deliberately blocks the pipeline task (test fault injection only).
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        }
         let tick = Housekeeping {
             now_ns: clock::utc_ns(),
             kernel_clock: kernel_clock::read().map_err(|errno| errno as i32),

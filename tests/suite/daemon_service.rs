@@ -4,11 +4,11 @@
 
 use crate::common;
 
+use common::notify::NotifySocket;
 use common::Daemon;
 use foxborne_receiver::wire::build::{self, Header};
-use std::os::unix::net::UnixDatagram;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(15);
 
@@ -16,64 +16,29 @@ fn base_config() -> &'static str {
     "data_dir = \"{dir}/data\"\nfsync_interval_s = 0.05\n[http]\nlisten = \"127.0.0.1:0\"\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n[gap]\nvehicles = { 7 = \"UAS-07\" }\n"
 }
 
-/// Next notify datagram, or `None` if none came within `timeout`.
-fn next_message(socket: &UnixDatagram, timeout: Duration) -> Option<String> {
-    socket.set_read_timeout(Some(timeout)).unwrap();
-    let mut buf = [0u8; 4096];
-    socket
-        .recv(&mut buf)
-        .ok()
-        .map(|n| String::from_utf8_lossy(&buf[..n]).to_string())
-}
-
-fn wait_message(socket: &UnixDatagram, prefix: &str) -> String {
-    let deadline = Instant::now() + WAIT;
-    while Instant::now() < deadline {
-        if let Some(m) = next_message(socket, Duration::from_millis(500)) {
-            if m.starts_with(prefix) {
-                return m;
-            }
-        }
-    }
-    panic!("no {prefix} notification");
-}
-
 #[test]
 fn notify_protocol_ready_status_watchdog_and_stopping() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let socket_path = dir.join("notify.sock");
-    let socket = UnixDatagram::bind(&socket_path).unwrap();
+    let socket = NotifySocket::bind(dir);
     let stall = dir.join("stall");
-    let mut d = Daemon::start_with_env(
-        "notify",
-        base_config(),
-        &[
-            ("NOTIFY_SOCKET", socket_path.to_str().unwrap()),
-            ("WATCHDOG_USEC", "2000000"),
-            ("FOXBORNE_TEST_STALL_FILE", stall.to_str().unwrap()),
-        ],
-    );
-    assert_eq!(wait_message(&socket, "READY=1").trim_end(), "READY=1");
-    let status = wait_message(&socket, "STATUS=");
+    let mut env = socket.env("2000000");
+    env.push(("FOXBORNE_TEST_STALL_FILE", stall.to_str().unwrap()));
+    let mut d = Daemon::start_with_env("notify", base_config(), &env);
+    assert_eq!(socket.wait("READY=1", WAIT).trim_end(), "READY=1");
+    let status = socket.wait("STATUS=", WAIT);
     assert!(
         status.starts_with("STATUS=links up 1/1, vehicles heard 0, open gaps "),
         "{status}"
     );
-    wait_message(&socket, "WATCHDOG=1");
-    wait_message(&socket, "WATCHDOG=1");
+    socket.wait("WATCHDOG=1", WAIT);
+    socket.wait("WATCHDOG=1", WAIT);
 
     // Wedge the pipeline: the pings stop (the watchdog would fire after 2 s).
     std::fs::write(&stall, b"").unwrap();
-    // Drain what was already on its way, then expect silence for longer than the ping period.
-    while next_message(&socket, Duration::from_millis(700)).is_some() {}
-    assert_eq!(
-        next_message(&socket, Duration::from_millis(1500)),
-        None,
-        "pings went on while the pipeline was wedged"
-    );
+    socket.assert_silent_for(Duration::from_millis(1500));
     std::fs::remove_file(&stall).unwrap();
-    wait_message(&socket, "WATCHDOG=1");
+    socket.wait("WATCHDOG=1", WAIT);
 
     // A vehicle heard shows in STATUS=.
     let udp = d.udp_addr("radio1");
@@ -91,11 +56,11 @@ fn notify_protocol_ready_status_watchdog_and_stopping() {
         udp,
     )
     .unwrap();
-    let status = wait_message(&socket, "STATUS=links up 1/1, vehicles heard 1");
+    let status = socket.wait("STATUS=links up 1/1, vehicles heard 1", WAIT);
     assert!(status.contains("receipts 1"), "{status}");
 
     d.signal(nix::sys::signal::Signal::SIGTERM);
-    wait_message(&socket, "STOPPING=1");
+    socket.wait("STOPPING=1", WAIT);
     assert!(d.child.wait().unwrap().success());
 }
 

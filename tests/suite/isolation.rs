@@ -4,10 +4,10 @@
 
 use crate::common;
 
+use common::notify::NotifySocket;
 use common::{eventually, Daemon};
 use foxborne_receiver::wire::build::heartbeat_v2 as heartbeat;
 use std::net::UdpSocket;
-use std::os::unix::net::UnixDatagram;
 use std::time::{Duration, Instant};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -45,17 +45,13 @@ fn peak_rss_bytes(pid: u32) -> u64 {
 #[test]
 fn a_flooded_link_neither_delays_the_clean_one_nor_raises_false_gaps() {
     let tmp = tempfile::tempdir().unwrap();
-    let notify_path = tmp.path().join("notify.sock");
-    let notify = UnixDatagram::bind(&notify_path).unwrap();
+    let notify = NotifySocket::bind(tmp.path());
     let config = "data_dir = \"{dir}/data\"\nfsync_interval_s = 0.2\n[http]\nlisten = \"127.0.0.1:0\"\n[[link]]\nname = \"flood\"\nudp = \"127.0.0.1:0\"\n[[link]]\nname = \"clean\"\nudp = \"127.0.0.1:0\"\n[gap]\nthreshold_s = 3.0\n";
     let mut d = Daemon::start_with_env(
         "isolation",
         config,
-        &[
-            ("NOTIFY_SOCKET", notify_path.to_str().unwrap()),
-            // WatchdogSec=10s, as in the unit: pings must come at least every 5 s.
-            ("WATCHDOG_USEC", "10000000"),
-        ],
+        // WatchdogSec=10s, as in the unit: pings must come at least every 5 s.
+        &notify.env("10000000"),
     );
     let flood_addr = d.udp_addr("flood");
     let clean_addr = d.udp_addr("clean");
@@ -67,13 +63,9 @@ fn a_flooded_link_neither_delays_the_clean_one_nor_raises_false_gaps() {
     let watcher = {
         let (pings, stop) = (pings.clone(), stop.clone());
         std::thread::spawn(move || {
-            notify
-                .set_read_timeout(Some(Duration::from_millis(200)))
-                .unwrap();
-            let mut buf = [0u8; 512];
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                if let Ok(n) = notify.recv(&mut buf) {
-                    if buf[..n].starts_with(b"WATCHDOG=1") {
+                if let Some(message) = notify.next(Duration::from_millis(200)) {
+                    if message.starts_with("WATCHDOG=1") {
                         pings.lock().unwrap().push(Instant::now());
                     }
                 }

@@ -710,7 +710,7 @@ fn the_graph_sees_the_crate() {
     // silently found nothing would pass the test above
     let krate = Crate::read(&crate_src());
     for m in [
-        "daemon::service",
+        "service::stop",
         "ulog::export::spill",
         "catalog::labels",
         "wire::scanner::tests",

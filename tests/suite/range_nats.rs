@@ -6,6 +6,7 @@
 use crate::common;
 
 use common::nats::Nats;
+use common::notify::NotifySocket;
 use common::Daemon;
 use foxborne_receiver::wire::build::heartbeat_v2 as hb;
 use std::net::{SocketAddr, UdpSocket};
@@ -220,6 +221,79 @@ fn events_on_another_clock_a_day_or_a_year_off_stay_in_the_open_events_file() {
     assert_eq!(files.len() as i64, 1 + (last_day - first_day), "{files:#?}");
     assert_eq!(std::fs::read_link(&current).unwrap(), opened);
     assert!(range.stop().success());
+}
+
+#[test]
+#[cfg_attr(foxborne_no_nats, ignore = "needs nats-server (README)")]
+fn range_is_a_service_ready_status_watchdog_from_its_loop_and_a_clean_stop() {
+    let store = tempfile::tempdir().unwrap();
+    let nats = Nats::start(store.path());
+    let (mut north, north_udp) = start_site("range-service-north", &nats, "north");
+    let scratch = common::scratch("range-service");
+    let notify = NotifySocket::bind(&scratch);
+    let stall = scratch.join("stall");
+    // WATCHDOG_USEC as systemd sets it for WatchdogSec=2s: a ping at least every 0.5 s.
+    let mut env = notify.env("2000000");
+    env.push(("FOXBORNE_TEST_STALL_FILE", stall.to_str().unwrap()));
+    let config = range_config(
+        &nats,
+        "service",
+        "[gap]\nthreshold_s = 1.0\nvehicles = { 7 = \"UAS-07\" }\n",
+    );
+    let mut range = Daemon::start_verb("range-service", "range", &config, &env, |_| {});
+
+    // READY once its consumers are made, then the judging loop's STATUS= and pings.
+    assert_eq!(notify.wait("READY=1", WAIT).trim_end(), "READY=1");
+    range.wait_for("range started", WAIT);
+    // (North's progress marks may or may not have been judged by the first tick.)
+    let status = notify.wait("STATUS=sites heard ", WAIT);
+    assert!(
+        status
+            .trim_end()
+            .ends_with(", vehicles heard 0/1, open gaps 0"),
+        "{status}"
+    );
+    notify.wait("WATCHDOG=1", WAIT);
+    notify.wait("WATCHDOG=1", WAIT);
+
+    // The pings come from the judging loop: wedged, it says nothing (systemd would restart it
+    // after 2 s); released, it pings again.
+    std::fs::write(&stall, b"").unwrap();
+    notify.assert_silent_for(Duration::from_millis(1500));
+    std::fs::remove_file(&stall).unwrap();
+    notify.wait("WATCHDOG=1", WAIT);
+
+    // A vehicle heard through the site for 3 s, then silent for longer than the range's
+    // threshold: its gap opens (and its site, with nothing more to send, may fall silent).
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for seq in 0..15 {
+        sock.send_to(&hb(7, seq), north_udp).unwrap();
+        std::thread::sleep(Duration::from_millis(200)); // the vehicle's beat
+    }
+    notify.wait(
+        "STATUS=sites heard 1/1, vehicles heard 1/1, open gaps 0",
+        WAIT,
+    );
+    let status = notify.wait_matching("a gap's STATUS=", WAIT, |m| {
+        m.starts_with("STATUS=") && m.contains("open gaps 1")
+    });
+    assert!(
+        status.starts_with("STATUS=sites heard ")
+            && status.contains("/1, vehicles heard 1/1, open gaps 1"),
+        "{status}"
+    );
+
+    // SIGTERM: STOPPING=1, the two-phase stop, exit 0.
+    range.signal(nix::sys::signal::Signal::SIGTERM);
+    notify.wait("STOPPING=1", WAIT);
+    let exit = range.child.wait().unwrap();
+    assert!(exit.success(), "{exit}");
+    range.wait_for("range stopping", WAIT);
+    let stop = events_of(&range, "receiver")
+        .into_iter()
+        .find(|e| e["state"] == "stop");
+    assert!(stop.is_some(), "no receiver stop event at the end");
+    assert!(north.stop().success());
 }
 
 #[test]

@@ -7,6 +7,7 @@ pub mod browser;
 pub mod mutate;
 pub mod nats;
 pub mod net;
+pub mod notify;
 
 #[allow(unused_imports)] // each test or bench uses some of them
 pub use net::{connect_from, http_get};

@@ -1,13 +1,11 @@
 //! What the two services, `run` (the receiver) and `range` (the range view), bring up alike: a
 //! rotating file set with its own writer thread under the data folder, the events sink (the
-//! events file, the webhooks, the HTTP face's `/events` log and board history), the `receiver`
-//! start event that opens every events file, and the signals that end the service. The stop is
-//! shared too ([`super::shutdown`]). One bring-up, so the range cannot drift from the receiver in
-//! how it files, delivers or announces its events.
+//! events file, the webhooks, the HTTP face's `/events` log and board history) and the
+//! `receiver` start event that opens every events file. One bring-up, so the range cannot drift
+//! from the receiver in how it files, delivers or announces its events.
 
-use crate::clock;
+use super::events::EventSink;
 use crate::config::WebhookSettings;
-use crate::daemon::events::EventSink;
 use crate::http::Face;
 use crate::monitor::event::{ReceiverKind, ReceiverState};
 use crate::monitor::{Event, ReceiverEvent, UtcTime};
@@ -16,16 +14,17 @@ use crate::sink::{spawn_writer, FileSet, RotatingFile, WriterHandle};
 use anyhow::Context;
 use std::path::Path;
 use std::time::Duration;
-use tokio::signal::unix::{signal, Signal, SignalKind};
 
 /// How a service's files are written: where, when a file is rotated, how often it is fsynced,
-/// and how much a writer may hold before it drops (and counts) what it cannot write.
+/// how much a writer may hold before it drops (and counts) what it cannot write, and the UTC
+/// clock (nanoseconds) that picks each line's day folder and file.
 #[derive(Debug, Clone, Copy)]
 pub struct FileSettings<'a> {
     pub data_dir: &'a Path,
     pub rotate_size_bytes: u64,
     pub fsync_interval: Duration,
     pub buffer_bytes: u64,
+    pub clock: fn() -> i64,
 }
 
 impl FileSettings<'_> {
@@ -46,7 +45,7 @@ impl FileSettings<'_> {
             file,
             self.fsync_interval,
             self.buffer_bytes,
-            clock::utc_ns,
+            self.clock,
         )?)
     }
 }
@@ -73,7 +72,7 @@ pub fn open_events(
         sse: face.events.clone(),
         webhooks,
         history: face.history.clone(),
-        filing_clock: clock::utc_ns,
+        filing_clock: files.clock,
     };
     sink.emit(&Event::from(ReceiverEvent {
         utc: UtcTime(started_utc_ns),
@@ -84,42 +83,4 @@ pub fn open_events(
         detail: Some(detail),
     }));
     Ok(sink)
-}
-
-/// What a signal asks of a running service.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Asked {
-    /// SIGTERM (systemd's stop) or SIGINT (Ctrl-C): stop, in two phases.
-    Stop,
-    /// SIGHUP (`systemctl reload`): reopen the files (only `run` acts on it).
-    Reopen,
-}
-
-/// The signals a service listens to, installed once at start so none is missed between waits.
-pub struct Signals {
-    terminate: Signal,
-    interrupt: Signal,
-    hangup: Signal,
-}
-
-impl Signals {
-    pub fn install() -> anyhow::Result<Self> {
-        let install = |kind: SignalKind, name: &str| {
-            signal(kind).with_context(|| format!("cannot listen for {name}"))
-        };
-        Ok(Signals {
-            terminate: install(SignalKind::terminate(), "SIGTERM")?,
-            interrupt: install(SignalKind::interrupt(), "SIGINT")?,
-            hangup: install(SignalKind::hangup(), "SIGHUP")?,
-        })
-    }
-
-    /// The next signal's request. Cancel-safe, so it can sit in a `select!` with the work.
-    pub async fn next(&mut self) -> Asked {
-        tokio::select! {
-            _ = self.terminate.recv() => Asked::Stop,
-            _ = self.interrupt.recv() => Asked::Stop,
-            _ = self.hangup.recv() => Asked::Reopen,
-        }
-    }
 }

@@ -1,12 +1,13 @@
 //! Stopping inside the unit's `TimeoutStopSec=30s`, for `run` and `range` alike. The stop is
-//! two-phase: first the work that feeds the files (links, scanners, the pipeline, the publisher,
-//! the HTTP port) is awaited stage by stage, then the events are closed (the receiver's `stop`
-//! event, every webhook drained at once, the files fsynced). Every stage waits against one
-//! deadline for the whole stop, keeping back what the later stages need, so a task that hangs is
-//! given up by name in the log instead of making systemd kill the process while it closes files.
+//! two-phase: first the work that feeds the files (for `run` the links, scanners, the pipeline,
+//! the publisher, the HTTP port; for `range` the consumer's last acknowledgement and the HTTP
+//! port) is awaited stage by stage ([`Stop::drain`]), then the events are closed
+//! ([`close_events`]: the `receiver` `stop` event, every webhook drained at once, the files
+//! fsynced). Every stage waits against one deadline for the whole stop, keeping back what the
+//! later stages need, so a task that hangs is given up by name in the log instead of making
+//! systemd kill the process while it closes files.
 
-use crate::clock;
-use crate::daemon::events::EventSink;
+use super::events::EventSink;
 use crate::monitor::event::{ReceiverKind, ReceiverState};
 use crate::monitor::{Event, ReceiverEvent, UtcTime};
 use std::future::Future;
@@ -23,19 +24,6 @@ pub const WEBHOOK_STOP_BUDGET: Duration = Duration::from_secs(10);
 /// After the stop, what the runtime may still wait for its tasks (one the stop gave up on
 /// included) before the process exits anyway.
 pub const RUNTIME_EXIT: Duration = Duration::from_secs(2);
-
-/// Runs a service (`run`, `range`) on its own multi-thread runtime to the end of its stop,
-/// then ends the runtime without waiting past [`RUNTIME_EXIT`] for tasks it gave up on (a
-/// plain drop would wait for a hung blocking task for ever).
-pub fn run_service(service: impl Future<Output = anyhow::Result<()>>) -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| anyhow::anyhow!("cannot start the runtime: {e}"))?;
-    let outcome = runtime.block_on(service);
-    runtime.shutdown_timeout(RUNTIME_EXIT);
-    outcome
-}
 
 /// One stop's deadline, and the stages it gave up on.
 #[derive(Debug)]
@@ -115,7 +103,7 @@ impl Stop {
 /// delivered.
 pub async fn close_events(stop: &mut Stop, events: EventSink, message: Option<String>) -> u64 {
     events.emit(&Event::from(ReceiverEvent {
-        utc: UtcTime(clock::utc_ns()),
+        utc: UtcTime((events.filing_clock)()),
         kind: ReceiverKind,
         state: ReceiverState::Stop,
         version: Some(env!("CARGO_PKG_VERSION").to_string()),
