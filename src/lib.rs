@@ -26,6 +26,7 @@ pub mod cmd;
 pub(crate) mod config;
 #[cfg(feature = "full")]
 pub(crate) mod daemon;
+pub mod geodesy;
 #[cfg(feature = "full")]
 pub(crate) mod http;
 pub mod link;
@@ -40,6 +41,7 @@ pub mod publish;
 pub mod range;
 pub(crate) mod receipt;
 pub mod recorder;
+pub mod sbs;
 #[cfg(feature = "full")]
 pub(crate) mod service;
 #[cfg(feature = "full")]
@@ -51,6 +53,7 @@ pub(crate) mod status;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub mod tlog;
+pub mod traffic;
 pub mod ulog;
 pub mod utc;
 pub mod wire;
