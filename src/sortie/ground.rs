@@ -157,7 +157,7 @@ impl GroundRecord {
                 time_boot_ms,
                 time_unix_usec,
             }),
-            MonitorInput::RadioStatus { .. } => {}
+            MonitorInput::RadioStatus { .. } | MonitorInput::Traffic { .. } => {}
         }
     }
 
