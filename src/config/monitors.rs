@@ -94,12 +94,14 @@ pub(super) fn parse_gap(
                 let icao = match &v.icao {
                     Some(text) => match crate::traffic::parse_icao(text) {
                         Some(a) if text.trim().len() == 6 => Some(format!("{a:06X}")),
-                        _ => return Err(invalid(
-                            &format!("{key}.icao"),
-                            format!(
+                        _ => {
+                            return Err(invalid(
+                                &format!("{key}.icao"),
+                                format!(
                                 "`{text}` is not an ICAO address: six hex digits, e.g. \"A1B2C3\""
                             ),
-                        )),
+                            ))
+                        }
                     },
                     None => None,
                 };

@@ -31,6 +31,7 @@ mod properties_wire;
 mod range_nats;
 mod redundancy;
 mod sortie;
+mod traffic;
 mod ulog_binary;
 mod ulog_catalog;
 mod ulog_cli;
