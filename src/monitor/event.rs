@@ -531,6 +531,9 @@ pub struct TrafficProximityEvent {
     pub reason: Option<String>,
     /// `Traffic N123AB 640 m and 45 m above UAS-04`.
     pub title: String,
+    /// The `range` view only: the sites whose own proximity events made this one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sites: Vec<String>,
 }
 
 /// What happened to a track.
@@ -782,6 +785,7 @@ pub mod examples {
             lasted_s: None,
             reason: None,
             title: "Traffic N123AB 640 m and 45 m above UAS-04".into(),
+            sites: Vec::new(),
         }
     }
 

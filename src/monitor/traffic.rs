@@ -754,6 +754,7 @@ impl TrafficMonitor {
             lasted_s: closed.map(|_| ns_to_seconds(now - proximity.opened_ns)),
             reason: closed.map(str::to_string),
             title,
+            sites: Vec::new(),
         }
     }
 

@@ -305,9 +305,6 @@ mod tests {
     fn the_default_selection_is_one_list_in_two_spellings() {
         assert_eq!(DEFAULT_FIELDS.join(","), DEFAULT_FIELDS_ARG);
         assert!(FieldSelection::parse(&DEFAULT_FIELDS).is_ok());
-        for id in super::super::traffic::MESSAGES {
-            assert!(FieldSelection::parse(&DEFAULT_FIELDS).unwrap().includes(id));
-        }
     }
 
     #[test]

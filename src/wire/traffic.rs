@@ -624,6 +624,18 @@ mod tests {
         assert!((operator.unwrap().lat - 47.39).abs() < 1e-9);
     }
 
+    /// A receive log written with the default `fields` carries every message read here, so
+    /// `analyze` replays the traffic.
+    #[test]
+    fn the_default_fields_carry_every_traffic_message() {
+        let default =
+            super::super::fields::FieldSelection::parse(&super::super::fields::DEFAULT_FIELDS)
+                .unwrap();
+        for id in MESSAGES {
+            assert!(default.includes(id), "{id}");
+        }
+    }
+
     #[test]
     fn a_payload_and_its_logged_fields_read_alike() {
         let p = adsb_payload(

@@ -119,7 +119,7 @@ function vehicle(sysid) {
       eventAt: new Map(),
       // Issue 42: the traffic near it (the snapshot's list, nearest first) and the open
       // traffic_proximity events by track key (ICAO address or UAS ID).
-      traffic: [], proximities: new Map(),
+      traffic: [], proximities: new Map(), position: null,
     };
     board.vehicles.set(sysid, v);
     board.dirty.order = true;
@@ -247,6 +247,7 @@ function applySnapshot(s) {
     reconcile(v, 'sysid_conflict', sv.conflicts || [], built);
     reconcile(v, 'stream', (sv.streams || []).map((st) => st.event).filter(Boolean), built);
     v.traffic = sv.traffic || [];
+    v.position = sv.position ?? null;
     // The snapshot's open proximities, as keys; an event since on a key says otherwise.
     reconcile(v, 'traffic_proximity', v.traffic.filter((t) => t.proximity), built);
     // The receiver's flag is its open conflicts: the same as the page's unless an event since
@@ -509,7 +510,7 @@ function buildCard(v) {
   v.el = {
     li, stateText: badge.lastChild, name: h3.lastChild, age: head.lastChild, gapTitle, observed,
     alerts, mode, links, latencyText, p50, p95, loss, delivery, strip, stripKey: '', sparkKey: '',
-    traffic, trafficHead, plan, trafficList, trafficKey: '',
+    traffic, trafficHead, plan, trafficList, trafficKey: null,
   };
 }
 
@@ -620,9 +621,13 @@ function renderTraffic(v) {
   const key = list.map((t) => `${t.key}:${Math.round(t.horizontal_m)}:${Math.round(t.vertical_m ?? 0)}:${Math.round(t.bearing_deg)}:${t.proximity}`).join('|');
   const state = open ? 'proximity' : list.length ? 'clear' : 'none';
   v.el.li.dataset.traffic = state;
-  if (v.el.trafficKey === key) return;
-  v.el.trafficKey = key;
+  // A vehicle whose position the receiver was never told (no GLOBAL_POSITION_INT) and with no
+  // traffic near: nothing to draw.
+  const shown = v.position !== null || list.length > 0;
+  if (v.el.trafficKey === `${shown}|${key}`) return;
+  v.el.trafficKey = `${shown}|${key}`;
   const e = v.el;
+  e.traffic.hidden = !shown;
   setText(e.trafficHead, open
     ? `Traffic: ${open} WITHIN ${metres(trafficLimit())}`
     : list.length ? `Traffic: ${list.length} within ${metres(5 * trafficLimit())}, none within ${metres(trafficLimit())}` : 'Traffic: none known nearby');
