@@ -35,6 +35,7 @@ pub mod publish;
 pub mod range;
 pub(crate) mod receipt;
 pub mod recorder;
+pub mod replay;
 #[cfg(feature = "full")]
 pub mod sink;
 pub(crate) mod sniff;

@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod check_config;
 pub mod range;
 pub mod reload;
+pub mod replay;
 pub mod run;
 pub mod simulate;
 pub mod sortie;
@@ -66,6 +67,9 @@ pub enum Verb {
     Range(range::RangeArgs),
     /// One flight log and the ground's records of the same sortie on one UTC timeline.
     Sortie(sortie::SortieArgs),
+    /// Send a recording's raw frames (.tlog) again at their recorded pace, to a ground station or
+    /// a receiver.
+    Replay(replay::ReplayArgs),
 }
 
 /// A usage error found after parsing (clap's own exit with 2 before this).
@@ -86,6 +90,7 @@ pub fn main(cli: Cli) -> ExitCode {
         Verb::Simulate(args) => simulate::run(args),
         Verb::Range(args) => range::run(args),
         Verb::Sortie(args) => sortie::run(args),
+        Verb::Replay(args) => replay::run(args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),
