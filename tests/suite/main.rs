@@ -28,6 +28,7 @@ mod properties_fields;
 mod properties_wire;
 mod range_nats;
 mod redundancy;
+mod replay;
 mod sortie;
 mod streaming_memory;
 mod ulog_binary;
