@@ -26,6 +26,8 @@ pub(crate) mod http;
 pub mod link;
 #[cfg(feature = "full")]
 pub mod logging;
+#[cfg(feature = "full")]
+pub mod mcap;
 pub mod monitor;
 #[cfg(feature = "full")]
 pub mod pipeline;

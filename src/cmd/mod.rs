@@ -6,6 +6,7 @@
 pub mod analyze;
 pub mod catalog;
 pub mod check_config;
+pub mod mcap;
 pub mod range;
 pub mod reload;
 pub mod replay;

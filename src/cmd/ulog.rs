@@ -57,9 +57,10 @@ pub struct ExportArgs {
     /// Flight logs to export
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Table format
+    /// Table format, or mcap: one MCAP file per log for Foxglove, `<out>/<log name>.mcap`
+    /// (or the --out file itself, for one log and an --out ending in .mcap)
     #[arg(long, value_enum, default_value = "parquet")]
-    pub format: crate::ulog::table::FileFormat,
+    pub format: super::mcap::ExportFormat,
     /// Parquet page compression: none (fastest) or snappy (about half the size)
     #[arg(long, value_enum, default_value = "none")]
     pub compression: crate::ulog::table::Codec,
@@ -140,11 +141,15 @@ pub fn run(cmd: UlogCommand) -> anyhow::Result<i32> {
 }
 
 fn run_export(args: ExportArgs) -> anyhow::Result<i32> {
+    let format = match args.format.tables() {
+        Some(format) => format,
+        None => return super::mcap::export_files(&args.files, &args.out),
+    };
     let mut exit = 0;
     let batch = crate::ulog::export::export_files(
         &args.files,
         &args.out,
-        args.format,
+        format,
         args.compression,
         |i, result| exit = combine(exit, report_export(&args.files[i], result)),
     );
@@ -253,7 +258,7 @@ fn load_profile(name: Option<&str>) -> anyhow::Result<Option<Profile>> {
 }
 
 /// The exit code for a batch: 1 over 4 over 3 over 0.
-fn combine(worst: i32, code: i32) -> i32 {
+pub(super) fn combine(worst: i32, code: i32) -> i32 {
     let rank = |c: i32| match c {
         1 => 3,
         4 => 2,
