@@ -391,7 +391,7 @@ fn tools_cfg() {
         (
             "python",
             "FOXBORNE_REQUIRE_PYTHON",
-            imports("pymavlink, pyulog, pyarrow, pandas, numpy, duckdb, polars"),
+            imports("pymavlink, pyulog, pyarrow, pandas, numpy, duckdb, polars, mcap, jsonschema"),
         ),
         (
             "mavproxy",

@@ -117,7 +117,10 @@ fn export_one(file: &Path, path: &Path) -> anyhow::Result<i32> {
             &mut out,
         )?;
         let elapsed = "Elapsed time only: the log has no GPS time and no boot_time_utc_us";
-        out.metadata("time_anchor", time_anchor_metadata(used, Some(elapsed)))?;
+        out.metadata(
+            "time_anchor",
+            time_anchor_metadata(used, Some(elapsed), false),
+        )?;
         Ok((summary, out.finish()?))
     })();
     let (summary, written) = match written {

@@ -90,20 +90,25 @@ pub fn entry_schema() -> Value {
     })
 }
 
-/// The `time_anchor` metadata: the used anchor, or why there is none.
+/// The `time_anchor` metadata: the used anchor, or why there is none. `ground`: the file holds
+/// a sortie's ground receipts and timeline too.
 pub fn time_anchor_metadata(
     anchor: Option<&Anchor>,
     elapsed_only: Option<&str>,
+    ground: bool,
 ) -> BTreeMap<String, String> {
     match anchor {
         Some(a) => {
             let mut m = metadata_of(&a.to_json(true));
             m.remove("kind");
             m.remove("used");
-            m.insert(
-                "log_time".into(),
-                "UTC: the flight log's boot clock plus this anchor's boot_utc (within bound_ms); ground receipts placed as the sortie places them".into(),
-            );
+            let mut how =
+                "UTC: the flight log's boot clock plus this anchor's boot_utc (within bound_ms)"
+                    .to_string();
+            if ground {
+                how += "; ground receipts and timeline entries placed as the sortie places them";
+            }
+            m.insert("log_time".into(), how);
             m
         }
         None => BTreeMap::from([
@@ -164,7 +169,7 @@ pub fn write_sortie_file(
     }
     out.metadata(
         "time_anchor",
-        time_anchor_metadata(sortie.used_anchor(), sortie.elapsed_only.as_deref()),
+        time_anchor_metadata(sortie.used_anchor(), sortie.elapsed_only.as_deref(), true),
     )?;
     let mut anchors = BTreeMap::new();
     for (i, a) in sortie.anchors.iter().enumerate() {

@@ -23,6 +23,7 @@ mod http_face;
 mod http_pressure;
 mod isolation;
 mod mavproxy;
+mod mcap_export;
 mod new_user;
 mod properties_fields;
 mod properties_wire;
