@@ -111,34 +111,28 @@ fn derive_log(source: &Path, path: &Path, target: u64) -> (u64, u64) {
             let kind = located.msg_type;
             match &located.record {
                 Record::FileHeader(_) | Record::FlagBits(_) => continue,
-                Record::Format { .. } | Record::Info(_) | Record::MultiInfo { .. } => {
-                    if pass > 0 {
-                        continue;
-                    }
-                }
-                Record::Parameter { initial: true, .. } | Record::DefaultParameter { .. } => {
-                    if pass > 0 {
-                        continue;
-                    }
+                // The definitions, subscriptions and unsubscriptions once.
+                Record::Format { .. }
+                | Record::Info(_)
+                | Record::MultiInfo { .. }
+                | Record::Parameter { initial: true, .. }
+                | Record::DefaultParameter { .. }
+                | Record::Subscription { .. }
+                | Record::Unsubscription { .. }
+                    if pass > 0 =>
+                {
+                    continue
                 }
                 Record::Subscription {
                     subscription,
                     formats,
                 } => {
-                    if pass > 0 {
-                        continue;
-                    }
                     let fields = formats.flatten(&subscription.layout.format_name).unwrap();
                     let utc = fields
                         .iter()
                         .find(|f| f.name == "time_utc_usec" && f.ty == BasicType::UInt64)
                         .map(|f| f.offset);
                     utc_at.insert(subscription.msg_id, utc);
-                }
-                Record::Unsubscription { .. } => {
-                    if pass > 0 {
-                        continue;
-                    }
                 }
                 Record::Data(sample) => {
                     let at = 2; // after msg_id
