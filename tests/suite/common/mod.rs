@@ -474,6 +474,14 @@ impl Daemon {
     }
 }
 
+/// A receipt's or event's RFC 3339 time (`recv_utc`, `last_recv_utc`), in milliseconds.
+pub fn utc_ms(v: &serde_json::Value) -> i64 {
+    let text = v.as_str().unwrap_or_else(|| panic!("not a time: {v}"));
+    chrono::DateTime::parse_from_rfc3339(text)
+        .unwrap_or_else(|e| panic!("{text}: {e}"))
+        .timestamp_millis()
+}
+
 /// Every frame of a `.tlog`, byte for byte, in order (records that are no frame, a bad CRC or a
 /// record cut by the end of the file, left out).
 pub fn tlog_frames(file: &Path) -> Vec<Vec<u8>> {
