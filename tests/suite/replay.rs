@@ -144,6 +144,7 @@ fn a_tlog_replayed_at_ten_times_arrives_whole_and_its_gaps_come_again_at_a_tenth
     assert_eq!(bytes(&frames), bytes(&sent));
     assert!(frames == sent, "byte for byte");
     assert!(summary.contains(&format!("frames ({} bytes)", bytes(&sent))));
+    data_dir_over_a_span(&d);
 
     // The recorded gaps, seen live at a tenth of their length. Each live gap is matched to the
     // two heartbeats it lies between (the n-th receipt is the file's n-th frame), so it is
@@ -198,6 +199,107 @@ fn a_tlog_replayed_at_ten_times_arrives_whole_and_its_gaps_come_again_at_a_tenth
     }
 }
 
+/// Runs `replay` with `args` to a TCP peer of its own (`tcp_listen`, `--speed max`): what the
+/// peer read, the summary, and what the replay said on stderr.
+fn replay_to_a_tcp_peer(args: &[&std::ffi::OsStr]) -> (Vec<u8>, String, String) {
+    use std::io::{BufRead, Read};
+    let mut replay = Command::new(common::binary())
+        .arg("replay")
+        .args(args)
+        .args(["--to", "tcp_listen:127.0.0.1:0", "--speed", "max"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(replay.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let address = line
+        .strip_prefix("replay: listening on ")
+        .and_then(|rest| rest.split(',').next())
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_string();
+    let mut peer = std::net::TcpStream::connect(&address).unwrap();
+    let mut received = Vec::new();
+    peer.read_to_end(&mut received).unwrap();
+    let mut said = String::new();
+    stderr.read_to_string(&mut said).unwrap();
+    let status = replay.wait().unwrap();
+    let mut summary = String::new();
+    replay
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut summary)
+        .unwrap();
+    assert!(status.success(), "{said}");
+    (received, summary, said)
+}
+
+/// The daemon's data dir replayed over a span of its own recording: exactly the frames its
+/// `tlog/` files hold stamped within the span (inclusive), in order.
+fn data_dir_over_a_span(d: &Daemon) {
+    use foxborne_receiver::tlog::TlogReader;
+    use foxborne_receiver::wire::signing::SigningKeys;
+    use foxborne_receiver::wire::ScanItem;
+    let mut stamped: Vec<(u64, Vec<u8>)> = Vec::new();
+    let root = d.dir.join("data/tlog");
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .flat_map(|day| std::fs::read_dir(day).unwrap())
+        .map(|f| f.unwrap().path())
+        .collect();
+    files.sort();
+    let keys = SigningKeys::new(Vec::new(), false);
+    for f in &files {
+        let bytes = std::fs::read(f).unwrap();
+        for r in TlogReader::new(&bytes, &keys) {
+            if let ScanItem::Frame(frame) = r.item {
+                stamped.push((r.utc_us, frame.bytes.to_vec()));
+            }
+        }
+    }
+    // A span from the 5,000th frame's millisecond to the 9,000th's.
+    let ms = |us: u64| us / 1000;
+    let (from_ms, to_ms) = (ms(stamped[5_000].0), ms(stamped[9_000].0));
+    let text = |ms: u64| {
+        chrono::DateTime::from_timestamp_millis(ms as i64)
+            .unwrap()
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    };
+    let expected: Vec<u8> = stamped
+        .iter()
+        .filter(|(us, _)| *us >= from_ms * 1000 && *us <= to_ms * 1000)
+        .flat_map(|(_, f)| f.clone())
+        .collect();
+    let (from, to) = (text(from_ms), text(to_ms));
+    let dir = d.dir.join("data");
+    let (received, summary, _) = replay_to_a_tcp_peer(&[
+        dir.as_os_str(),
+        "--from".as_ref(),
+        from.as_ref(),
+        "--to-utc".as_ref(),
+        to.as_ref(),
+    ]);
+    assert!(received == expected, "the span's frames, byte for byte");
+    assert!(
+        summary.contains(&format!(
+            "not sent: {} frames stamped outside --from/--to-utc",
+            stamped.len() - expected_count(&stamped, from_ms, to_ms)
+        )),
+        "{summary}"
+    );
+}
+
+fn expected_count(stamped: &[(u64, Vec<u8>)], from_ms: u64, to_ms: u64) -> usize {
+    stamped
+        .iter()
+        .filter(|(us, _)| *us >= from_ms * 1000 && *us <= to_ms * 1000)
+        .count()
+}
+
 /// 1,967 real bad-CRC frames among 50,136 good ones.
 const BAD_CRC_TLOG: &str = "ardusub_pymavlink_bug_2023-04-18.tlog";
 
@@ -225,40 +327,8 @@ fn converted_counts(tlog: &std::path::Path) -> (u64, u64) {
 #[test]
 #[cfg_attr(foxborne_no_corpus, ignore = "needs the corpus (README)")]
 fn a_tcp_peer_gets_exactly_the_file_s_frames_and_bad_records_are_counted_as_tlog_convert_does() {
-    use std::io::{BufRead, Read};
     let tlog = common::corpus_file("tlog", BAD_CRC_TLOG);
-    let mut replay = Command::new(common::binary())
-        .arg("replay")
-        .arg(&tlog)
-        .args(["--to", "tcp_listen:127.0.0.1:0", "--speed", "max"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = std::io::BufReader::new(replay.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let address = line
-        .strip_prefix("replay: listening on ")
-        .and_then(|rest| rest.split(',').next())
-        .unwrap_or_else(|| panic!("{line}"))
-        .to_string();
-    let mut peer = std::net::TcpStream::connect(&address).unwrap();
-    let mut received = Vec::new();
-    peer.read_to_end(&mut received)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut said = String::new();
-    stderr.read_to_string(&mut said).unwrap();
-    let status = replay.wait().unwrap();
-    let mut summary = String::new();
-    replay
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut summary)
-        .unwrap();
-    assert!(status.success(), "{said}");
-
+    let (received, summary, said) = replay_to_a_tcp_peer(&[tlog.as_os_str()]);
     let frames = common::tlog_frames(&tlog);
     assert!(received == frames.concat(), "byte for byte, nothing else");
     let (receipts, rejected) = converted_counts(&tlog);
