@@ -128,10 +128,15 @@ pub fn assert_config_refused(text: &str, names: &[&str]) {
 }
 
 /// Runs `command` to its end, its stderr captured and its stdout too when `keep_stdout` (else
-/// discarded), and returns its output with the peak resident set of that one child in bytes
-/// (`wait4`'s rusage). Unlike `getrusage`'s
-/// `RUSAGE_CHILDREN`, which gives the largest peak of every child the process has waited for,
-/// this is the child's own, whatever other tests of the binary ran beside it.
+/// discarded), and returns its output with the peak resident set of that one child in bytes.
+///
+/// The peak is the child's own memory's high-water mark (`VmHWM` in `/proc/<pid>/status`),
+/// read every 5 ms while it runs, the last reading kept. `wait4`'s `ru_maxrss` is not enough in
+/// the one suite binary: std spawns with `CLONE_VM` (vfork), and at `exec` Linux folds the
+/// high-water mark of the memory the child shared with this process into the child's
+/// `ru_maxrss`, so a child spawned after another test had grown this process to 600 MB reported
+/// 600 MB whatever it used itself. After `exec` (which `spawn` waits for) the child's memory is
+/// its own, and so is its `VmHWM`. `ru_maxrss` is kept only when no reading was had.
 // The child is reaped by `wait4` below, which std's `Child` does not know of.
 #[allow(clippy::zombie_processes)]
 pub fn run_with_peak_rss(
@@ -160,19 +165,43 @@ pub fn run_with_peak_rss(
     let stdout = child.stdout.take().map(|pipe| drain(Box::new(pipe)));
     let stderr = drain(Box::new(child.stderr.take().unwrap()));
     let pid = child.id() as nix::libc::pid_t;
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let mut peak_kb: Option<u64> = None;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let hwm = std::fs::read_to_string(format!("/proc/{pid}/status"))
+                    .ok()
+                    .and_then(|s| {
+                        s.lines()
+                            .find_map(|l| l.strip_prefix("VmHWM:"))
+                            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+                    });
+                if let Some(kb) = hwm {
+                    peak_kb = Some(peak_kb.map_or(kb, |p: u64| p.max(kb)));
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            peak_kb
+        })
+    };
     let mut status = 0;
     // SAFETY: plain libc call on a zeroed rusage; the child is ours and not yet reaped (std only
     // reaps in wait(), which is never called on `child`).
     let mut usage: nix::libc::rusage = unsafe { std::mem::zeroed() };
     let reaped = unsafe { nix::libc::wait4(pid, &mut status, 0, &mut usage) };
     assert_eq!(reaped, pid, "wait4: {}", std::io::Error::last_os_error());
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let polled_kb = watcher.join().unwrap();
     let output = std::process::Output {
         status: std::process::ExitStatus::from_raw(status),
         stdout: stdout.map(|s| s.join().unwrap()).unwrap_or_default(),
         stderr: stderr.join().unwrap(),
     };
-    // Linux gives ru_maxrss in KiB.
-    (output, usage.ru_maxrss as u64 * 1024)
+    // Linux gives both in KiB.
+    let kb = polled_kb.unwrap_or(usage.ru_maxrss as u64);
+    (output, kb * 1024)
 }
 
 /// `python` running the suite's script `tests/{script}`, its arguments to be added.
