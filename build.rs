@@ -411,7 +411,11 @@ fn tools_cfg() {
         (
             "python",
             "FOXBORNE_REQUIRE_PYTHON",
-            Box::new(|| imports("pymavlink, pyulog, pyarrow, pandas, numpy, duckdb, polars")),
+            Box::new(|| {
+                imports(
+                    "pymavlink, pyulog, pyarrow, pandas, numpy, duckdb, polars, mcap, jsonschema",
+                )
+            }),
         ),
         (
             "mavproxy",

@@ -31,6 +31,8 @@ pub(crate) mod http;
 pub mod link;
 #[cfg(feature = "full")]
 pub mod logging;
+#[cfg(feature = "full")]
+pub mod mcap;
 pub mod monitor;
 #[cfg(feature = "full")]
 pub mod pipeline;
@@ -40,6 +42,7 @@ pub mod publish;
 pub mod range;
 pub(crate) mod receipt;
 pub mod recorder;
+pub mod replay;
 #[cfg(feature = "full")]
 pub(crate) mod service;
 #[cfg(feature = "full")]
