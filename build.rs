@@ -365,10 +365,25 @@ fn tools_cfg() {
     for var in ["FOXBORNE_PYTHON", "FOXBORNE_CHROMIUM"] {
         println!("cargo::rerun-if-env-changed={var}");
     }
+    let required = |var: &str| {
+        println!("cargo::rerun-if-env-changed={var}");
+        std::env::var(var).as_deref() == Ok("1")
+    };
+    let (python_required, browser_required) = (
+        required("FOXBORNE_REQUIRE_PYTHON"),
+        required("FOXBORNE_REQUIRE_BROWSER"),
+    );
+    // A required kit is not looked for, and its folders are not watched: CI requires them all,
+    // and its venv and node_modules are still being filled while the cold build compiles, which
+    // would rerun this (and rebuild the crate) on the next cargo command.
     let venv_bin = manifest_dir.join(".venv/bin");
-    watch_if_present(&venv_bin);
+    if !python_required || !browser_required {
+        watch_if_present(&venv_bin);
+    }
     let node_modules = manifest_dir.join("tests/board/node_modules");
-    watch_if_present(&node_modules);
+    if !browser_required {
+        watch_if_present(&node_modules);
+    }
     let python = std::env::var_os("FOXBORNE_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|| venv_bin.join("python"));
@@ -378,46 +393,57 @@ fn tools_cfg() {
             .output()
             .is_ok_and(|o| o.status.success())
     };
-    let chromium = std::env::var_os("FOXBORNE_CHROMIUM")
-        .map(PathBuf::from)
-        .or_else(|| on_path("chromium"));
-    let root = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
-        s.lines()
-            .find_map(|l| l.strip_prefix("Uid:"))
-            .and_then(|ids| ids.split_whitespace().nth(1))
-            == Some("0")
-    });
-    let checks: [(&str, &str, bool); 5] = [
+    let chromium = || {
+        std::env::var_os("FOXBORNE_CHROMIUM")
+            .map(PathBuf::from)
+            .or_else(|| on_path("chromium"))
+    };
+    let root = || {
+        std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|ids| ids.split_whitespace().nth(1))
+                == Some("0")
+        })
+    };
+    type Present<'a> = Box<dyn Fn() -> bool + 'a>;
+    let checks: [(&str, &str, Present); 5] = [
         (
             "python",
             "FOXBORNE_REQUIRE_PYTHON",
-            imports("pymavlink, pyulog, pyarrow, pandas, numpy, duckdb, polars, geographiclib"),
+            Box::new(|| {
+                imports(
+                    "pymavlink, pyulog, pyarrow, pandas, numpy, duckdb, polars, mcap, jsonschema, geographiclib",
+                )
+            }),
         ),
         (
             "mavproxy",
             "FOXBORNE_REQUIRE_PYTHON",
-            imports("pymavlink, MAVProxy") && python.with_file_name("mavproxy.py").is_file(),
+            Box::new(|| {
+                imports("pymavlink, MAVProxy") && python.with_file_name("mavproxy.py").is_file()
+            }),
         ),
         (
             "browser",
             "FOXBORNE_REQUIRE_BROWSER",
-            chromium.is_some()
-                && on_path("chromedriver").is_some()
-                && imports("selenium")
-                && node_modules.join("axe-core").is_dir(),
+            Box::new(|| {
+                chromium().is_some()
+                    && on_path("chromedriver").is_some()
+                    && imports("selenium")
+                    && node_modules.join("axe-core").is_dir()
+            }),
         ),
         (
             "nats",
             "FOXBORNE_REQUIRE_NATS",
-            on_path("nats-server").is_some(),
+            Box::new(|| on_path("nats-server").is_some()),
         ),
-        ("faults", "FOXBORNE_REQUIRE_FAULTS", root),
+        ("faults", "FOXBORNE_REQUIRE_FAULTS", Box::new(root)),
     ];
     for (what, require, present) in checks {
         println!("cargo::rustc-check-cfg=cfg(foxborne_no_{what})");
-        println!("cargo::rerun-if-env-changed={require}");
-        let required = std::env::var(require).as_deref() == Ok("1");
-        if !present && !required {
+        if !required(require) && !present() {
             println!("cargo::rustc-cfg=foxborne_no_{what}");
         }
     }

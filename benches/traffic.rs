@@ -113,7 +113,7 @@ fn main() {
         }
         for i in 0..tracks {
             // Each track once a second, in its own tick.
-            if (n_tick + i as u64) % 100 != 0 {
+            if !(n_tick + i as u64).is_multiple_of(100) {
                 continue;
             }
             let v = i % vehicles;

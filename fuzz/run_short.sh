@@ -6,13 +6,16 @@
 # crashed, hit a timeout or ran out of memory (the input is kept in fuzz/artifacts/TARGET/).
 #
 #   fuzz/run_short.sh SECONDS
+#   fuzz/run_short.sh --build-only     (the targets built, as a run would build them; no run)
 #
 # Environment: FOXBORNE_CORPUS (default ../shared/corpus beside the crate), CARGO_TARGET_DIR
 # (default fuzz/target), CARGO_LOCK (a file to flock(1) around cargo, for shared build hosts),
 # FUZZ_FLAGS (more libFuzzer flags, after the script's own, e.g. `-jobs=2`).
 set -euo pipefail
 
-seconds=${1:?usage: fuzz/run_short.sh SECONDS}
+seconds=${1:?usage: fuzz/run_short.sh SECONDS|--build-only}
+build_only=false
+if [ "$seconds" = --build-only ]; then build_only=true; seconds=0; fi
 case $seconds in '' | *[!0-9]*) echo "SECONDS must be a whole number" >&2; exit 2 ;; esac
 
 crate=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,6 +44,7 @@ built_from=$SECONDS
 cargo fuzz build -s none --fuzz-dir fuzz >"$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
 unlock
 echo "build: $((SECONDS - built_from)) s ($(cargo fuzz --version), $(rustc --version))"
+if $build_only; then exit 0; fi
 
 # target, max input length, seed files
 targets=(

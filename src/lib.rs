@@ -32,6 +32,8 @@ pub(crate) mod http;
 pub mod link;
 #[cfg(feature = "full")]
 pub mod logging;
+#[cfg(feature = "full")]
+pub mod mcap;
 pub mod monitor;
 #[cfg(feature = "full")]
 pub mod pipeline;
@@ -41,6 +43,7 @@ pub mod publish;
 pub mod range;
 pub(crate) mod receipt;
 pub mod recorder;
+pub mod replay;
 pub mod sbs;
 #[cfg(feature = "full")]
 pub(crate) mod service;

@@ -48,6 +48,10 @@ until curl -sf --max-time 2 http://127.0.0.1:9137/healthz >/dev/null; do
   sleep 2 # polling a build and a start-up; nothing to wait on but the port
 done
 echo "daemon answering /healthz after $(( $(date +%s) - started )) s (build included)"
+# Building the daemon says nothing about test kits (build.rs prints no warning of its own).
+if grep -q "^warning: foxborne-receiver@" "$daemon_log"; then
+  echo "the build printed warnings of its own:"; grep "^warning: foxborne-receiver@" "$daemon_log"; exit 1
+fi
 
 # The third terminal: /events as the README shows it, recorded while the vehicles fly.
 $events_cmd >"$work/events.sse" 2>/dev/null &

@@ -8,9 +8,11 @@ pub mod analyze;
 pub mod catalog;
 pub mod check_config;
 pub mod exit;
+pub mod mcap;
 pub mod range;
 pub mod reference;
 pub mod reload;
+pub mod replay;
 pub mod run;
 pub mod simulate;
 pub mod sortie;
@@ -74,6 +76,10 @@ pub enum Verb {
     /// One flight log and the ground's records of the same sortie on one UTC timeline.
     #[command(after_help = reference::SORTIE)]
     Sortie(sortie::SortieArgs),
+    /// Send a recording's raw frames (.tlog) again at their recorded pace, to a ground station or
+    /// a receiver.
+    #[command(after_help = reference::REPLAY)]
+    Replay(replay::ReplayArgs),
 }
 
 /// A usage error found after parsing (clap's own exit with 2 before this).
@@ -95,6 +101,7 @@ pub fn main(cli: Cli) -> ExitCode {
         Verb::Simulate(args) => simulate::run(args),
         Verb::Range(args) => range::run(args),
         Verb::Sortie(args) => sortie::run(args),
+        Verb::Replay(args) => replay::run(args),
     };
     let exit = match outcome {
         Ok(exit) => exit,

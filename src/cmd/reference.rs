@@ -26,6 +26,8 @@ pub const HTTP: &str = page!("http.md");
 pub const ULOG: &str = page!("ulog.md");
 /// `sortie`.
 pub const SORTIE: &str = page!("sortie.md");
+/// `replay`.
+pub const REPLAY: &str = page!("replay.md");
 /// `range`.
 pub const RANGE: &str = page!("range.md");
 /// `simulate`.

@@ -37,6 +37,9 @@ use std::path::{Path, PathBuf};
 pub enum OutputFormat {
     Json,
     Table,
+    /// One MCAP file for Foxglove (with --out): the flight log, the ground's receipts and the
+    /// timeline on the sortie's UTC
+    Mcap,
 }
 
 #[derive(Debug, Args)]
@@ -50,9 +53,12 @@ pub struct SortieArgs {
     pub ground: Vec<PathBuf>,
     #[command(flatten)]
     pub options: GroundOptions,
-    /// Output: one JSON object per line, or a table for a terminal
+    /// Output: one JSON object per line, a table for a terminal, or an MCAP file (--out)
     #[arg(long, value_enum, default_value = "json")]
     pub format: OutputFormat,
+    /// The file to write with --format mcap (FILE.mcap)
+    #[arg(long, value_name = "FILE.mcap")]
+    pub out: Option<PathBuf>,
 }
 
 /// How ground records are read (shared with `ulog report --ground`).
@@ -92,13 +98,32 @@ const DATA_DIR_MARGIN_NS: i64 = 10 * 60 * 1_000_000_000;
 pub struct Loaded {
     pub report: Report,
     pub sortie: Sortie,
+    /// The ground files read (a data dir's chosen files), in the order read.
+    pub ground_files: Vec<PathBuf>,
 }
 
 pub fn run(args: SortieArgs) -> anyhow::Result<Exit> {
+    let mcap_out = match (args.format, &args.out) {
+        (OutputFormat::Mcap, Some(out)) => Some(out),
+        (OutputFormat::Mcap, None) => {
+            return Err(UsageError("sortie --format mcap: give --out FILE.mcap".into()).into())
+        }
+        (_, Some(_)) => return Err(UsageError("sortie: --out is for --format mcap".into()).into()),
+        (_, None) => None,
+    };
     let loaded = match load(&args.flight, &args.ground, &args.options)? {
         Ok(loaded) => loaded,
         Err(exit) => return Ok(exit),
     };
+    if let Some(out) = mcap_out {
+        return super::mcap::write_sortie(
+            &args.flight,
+            &loaded.report,
+            &loaded.sortie,
+            &loaded.ground_files,
+            out,
+        );
+    }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match args.format {
         OutputFormat::Json => {
@@ -107,6 +132,7 @@ pub fn run(args: SortieArgs) -> anyhow::Result<Exit> {
             }
         }
         OutputFormat::Table => write!(out, "{}", crate::sortie::table::render(&loaded.sortie))?,
+        OutputFormat::Mcap => unreachable!("written above"),
     }
     out.flush()?;
     Ok(Exit::Success)
@@ -184,7 +210,11 @@ pub fn load(
         return Ok(Err(Exit::Failure));
     }
     let sortie = assemble(&input);
-    Ok(Ok(Loaded { report, sortie }))
+    Ok(Ok(Loaded {
+        report,
+        sortie,
+        ground_files: ground,
+    }))
 }
 
 /// The ground files to read: each GROUND as given, a folder taken as a receiver's data dir

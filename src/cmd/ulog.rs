@@ -66,9 +66,10 @@ pub struct ExportArgs {
     /// Flight logs to export
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Table format
+    /// Table format, or mcap: one MCAP file per log for Foxglove, `<out>/<log name>.mcap`
+    /// (or the --out file itself, for one log and an --out ending in .mcap)
     #[arg(long, value_enum, default_value = "parquet")]
-    pub format: crate::ulog::table::FileFormat,
+    pub format: super::mcap::ExportFormat,
     /// Parquet page compression: none (fastest) or snappy (about half the size)
     #[arg(long, value_enum, default_value = "none")]
     pub compression: crate::ulog::table::Codec,
@@ -149,11 +150,15 @@ pub fn run(cmd: UlogCommand) -> anyhow::Result<Exit> {
 }
 
 fn run_export(args: ExportArgs) -> anyhow::Result<Exit> {
+    let format = match args.format.tables() {
+        Some(format) => format,
+        None => return super::mcap::export_files(&args.files, &args.out),
+    };
     let mut exit = Exit::Success;
     crate::ulog::export::export_files(
         &args.files,
         &args.out,
-        args.format,
+        format,
         args.compression,
         |i, result| exit = exit.worst(report_export(&args.files[i], result)),
     )

@@ -577,7 +577,9 @@ pub enum Event {
     LinkGap(LinkGapEvent),
     SysidConflict(SysidConflictEvent),
     Stream(StreamEvent),
-    TrafficProximity(TrafficProximityEvent),
+    /// Boxed: the largest event by far (the track and the closest point), which would make
+    /// every event, and every pipeline action, twice the size.
+    TrafficProximity(Box<TrafficProximityEvent>),
     Traffic(TrafficEvent),
 }
 
@@ -696,7 +698,7 @@ impl From<StreamEvent> for Event {
 
 impl From<TrafficProximityEvent> for Event {
     fn from(event: TrafficProximityEvent) -> Self {
-        Event::TrafficProximity(event)
+        Event::TrafficProximity(Box::new(event))
     }
 }
 

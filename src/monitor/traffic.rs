@@ -856,7 +856,7 @@ mod tests {
         events
             .iter()
             .filter_map(|e| match e {
-                Event::TrafficProximity(p) => Some(p),
+                Event::TrafficProximity(p) => Some(&**p),
                 _ => None,
             })
             .collect()

@@ -12,6 +12,10 @@ use std::collections::BTreeMap;
 
 /// Marks come every 0.5 s: a site this far behind the range's clock is stalled.
 pub const STALL_AFTER_NS: i64 = 2_000_000_000;
+/// A stalled site resumes when a mark brings it this close to the range's clock: a site that
+/// hovers near the stall line, or works through a backlog of old marks after an outage, is
+/// said stalled once and resumed once, not at every mark.
+pub const RESUME_WITHIN_NS: i64 = STALL_AFTER_NS / 2;
 /// A site stalled this long is judged without.
 pub const LOST_AFTER_NS: i64 = 60_000_000_000;
 
@@ -52,12 +56,15 @@ impl SiteInputs {
         }
     }
 
-    /// A progress mark: complete through `through_ns`. Resumes a stalled site.
-    pub fn mark(&mut self, site: &str, through_ns: i64) -> Option<InputChange> {
+    /// A progress mark: complete through `through_ns`, read by the range at `read_at_ns` (its
+    /// clock). Resumes a stalled site once a mark is within [`RESUME_WITHIN_NS`] of the clock:
+    /// the old marks of a backlog, the site's or the range's own, resume nothing.
+    pub fn mark(&mut self, site: &str, through_ns: i64, read_at_ns: i64) -> Option<InputChange> {
         self.seen(site);
         let input = self.sites.get_mut(site).expect("seen above");
-        input.through_ns = Some(input.through_ns.map_or(through_ns, |t| t.max(through_ns)));
-        if !input.stalled {
+        let through_ns = input.through_ns.map_or(through_ns, |t| t.max(through_ns));
+        input.through_ns = Some(through_ns);
+        if !input.stalled || read_at_ns - through_ns > RESUME_WITHIN_NS {
             return None;
         }
         let late = std::mem::take(&mut input.late);
@@ -142,11 +149,11 @@ mod tests {
     fn the_input_is_complete_as_far_as_the_slowest_site() {
         let mut inputs = SiteInputs::default();
         assert_eq!(inputs.complete_through(T0), None);
-        inputs.mark("north", T0 + 5 * S);
-        inputs.mark("south", T0 + 3 * S);
+        inputs.mark("north", T0 + 5 * S, T0 + 9 * S);
+        inputs.mark("south", T0 + 3 * S, T0 + 9 * S);
         assert_eq!(inputs.complete_through(T0 + 9 * S), Some(T0 + 3 * S));
         // A mark never moves a site back.
-        inputs.mark("south", T0 + S);
+        inputs.mark("south", T0 + S, T0 + 9 * S);
         assert_eq!(inputs.complete_through(T0 + 9 * S), Some(T0 + 3 * S));
         // A site without marks counts as complete to the range's clock.
         inputs.seen("legacy");
@@ -156,11 +163,11 @@ mod tests {
     #[test]
     fn a_site_stalls_then_is_lost_then_resumes_with_its_late_receipts_counted() {
         let mut inputs = SiteInputs::default();
-        inputs.mark("north", T0);
-        inputs.mark("south", T0);
+        inputs.mark("north", T0, T0);
+        inputs.mark("south", T0, T0);
         assert!(inputs.poll(T0 + 2 * S).is_empty());
         assert_eq!(inputs.next_deadline(), Some(T0 + STALL_AFTER_NS + 1));
-        inputs.mark("south", T0 + 3 * S);
+        inputs.mark("south", T0 + 3 * S, T0 + 3 * S);
         let stalled = inputs.poll(T0 + 3 * S);
         assert_eq!(
             stalled,
@@ -172,7 +179,7 @@ mod tests {
         assert!(inputs.stalled("north"));
         // Stalled, it still holds the range back: nothing is judged past its last mark.
         assert_eq!(inputs.complete_through(T0 + 3 * S), Some(T0));
-        inputs.mark("south", T0 + 60 * S);
+        inputs.mark("south", T0 + 60 * S, T0 + 60 * S);
         let lost = inputs.poll(T0 + 61 * S);
         assert!(
             matches!(lost[..], [(_, InputChange::Lost { .. })]),
@@ -183,9 +190,36 @@ mod tests {
         assert!(!inputs.admit("north", T0 + 10 * S, T0 + 30 * S));
         assert!(inputs.admit("north", T0 + 31 * S, T0 + 30 * S));
         assert_eq!(
-            inputs.mark("north", T0 + 62 * S),
+            inputs.mark("north", T0 + 62 * S, T0 + 62 * S),
             Some(InputChange::Resumed { late: 1 })
         );
+        assert!(!inputs.stalled("north"));
+    }
+
+    #[test]
+    fn a_backlog_of_old_marks_resumes_a_stalled_site_once_it_is_near_the_clock() {
+        let mut inputs = SiteInputs::default();
+        inputs.mark("north", T0, T0);
+        assert!(matches!(
+            inputs.poll(T0 + 5 * S)[..],
+            [(_, InputChange::Stalled { .. })]
+        ));
+        // After the outage the site's backlog comes, marks half a second apart, read at once:
+        // each is still seconds behind the clock, so the site stays stalled, and no poll says
+        // it stalls again.
+        let now = T0 + 6 * S;
+        for k in 1..=8 {
+            let through = T0 + k * S / 2;
+            assert_eq!(inputs.mark("north", through, now), None, "mark {k}");
+            assert!(inputs.poll(now).is_empty());
+        }
+        assert!(inputs.stalled("north"));
+        // Within a second of the clock: resumed, once.
+        assert_eq!(
+            inputs.mark("north", now - RESUME_WITHIN_NS, now),
+            Some(InputChange::Resumed { late: 0 })
+        );
+        assert_eq!(inputs.mark("north", now, now), None);
         assert!(!inputs.stalled("north"));
     }
 }

@@ -118,11 +118,13 @@ impl RangeJudge {
     }
 
     /// A site's progress mark (`foxborne.receipts.<site>.progress`): every receipt it stamped
-    /// before the mark's time has come.
+    /// before the mark's time has come. `read_at_ns` is the caller's clock as it reads the mark
+    /// (whether a stalled site has caught up), `now_ns` as [`RangeJudge::receipt`]'s.
     pub fn progress(
         &mut self,
         site: &str,
         line: &[u8],
+        read_at_ns: i64,
         now_ns: Option<i64>,
     ) -> Result<Vec<Event>, RefusedMessage> {
         let (_, through_ns) = self.read(
@@ -135,7 +137,7 @@ impl RangeJudge {
         let through_ns = self.coverage.judged_time(site, through_ns);
         let through_ns = now_ns.map_or(through_ns, |now| through_ns.min(now));
         let mut events = Vec::new();
-        if let Some(change) = self.inputs.mark(site, through_ns) {
+        if let Some(change) = self.inputs.mark(site, through_ns, read_at_ns) {
             events.push(self.input_event(site, change, through_ns));
         }
         events.extend(self.judge(now_ns));
@@ -369,7 +371,7 @@ mod tests {
             "{refused}"
         );
         // A progress mark and a clock report that are not one count too.
-        assert!(judge.progress("north", b"{}", None).is_err());
+        assert!(judge.progress("north", b"{}", T0, None).is_err());
         assert!(judge.site_clock_event("north", b"[]").is_err());
         assert!(judge.receipt("north", b"\x00\xff", None).is_err());
         assert_eq!((judge.refused("north"), judge.refused("south")), (5, 0));
@@ -453,7 +455,11 @@ mod tests {
         let mut judge = RangeJudge::new(GapConfig::with_threshold_s(3.0), T0);
         let mut events = Vec::new();
         // One site's second of receipts at `t` (as the sites stamped them), then its mark.
-        let beat = |judge: &mut RangeJudge, t: i64, now: Option<i64>, events: &mut Vec<Event>| {
+        let beat = |judge: &mut RangeJudge,
+                    t: i64,
+                    read_at: i64,
+                    now: Option<i64>,
+                    events: &mut Vec<Event>| {
             let quiet_43 = t >= T0 + 12 * S;
             events.extend(judge.receipt("north", &hb(t, 41), now).unwrap());
             events.extend(judge.receipt("south", &hb(t, 41), now).unwrap());
@@ -461,12 +467,12 @@ mod tests {
             if !quiet_43 {
                 events.extend(judge.receipt("north", &hb(t, 43), now).unwrap());
             }
-            events.extend(judge.progress("north", &mark(t + 1), now).unwrap());
-            events.extend(judge.progress("south", &mark(t + 1), now).unwrap());
+            events.extend(judge.progress("north", &mark(t + 1), read_at, now).unwrap());
+            events.extend(judge.progress("south", &mark(t + 1), read_at, now).unwrap());
         };
         for k in 0..10 {
             let t = T0 + k * S;
-            beat(&mut judge, t, Some(t), &mut events);
+            beat(&mut judge, t, t + 1, Some(t + 1), &mut events);
             events.extend(judge.poll(t + S / 2, true));
         }
         // The outage: 10 s to 15 s; the range's timer fires every half second and hears nothing.
@@ -480,11 +486,11 @@ mod tests {
         );
         // NATS is back: the backlog 10..15 s arrives at once (the consumer behind), then live.
         for k in 10..15 {
-            beat(&mut judge, T0 + k * S, None, &mut events);
+            beat(&mut judge, T0 + k * S, T0 + 15 * S, None, &mut events);
         }
         for k in 15..20 {
             let t = T0 + k * S;
-            beat(&mut judge, t, Some(t), &mut events);
+            beat(&mut judge, t, t + 1, Some(t + 1), &mut events);
             events.extend(judge.poll(t + S / 2, true));
         }
         let gaps = gaps(events.clone());

@@ -209,9 +209,10 @@ impl Judging<'_> {
                             continue;
                         };
                         caught_up = message.info().map(|i| i.pending == 0).unwrap_or(true);
-                        let now = caught_up.then(clock::utc_ns);
+                        let read_at = clock::utc_ns();
+                        let now = caught_up.then_some(read_at);
                         let judged = if subject::is_progress(&message.subject) {
-                            self.judge.progress(&site, &message.payload, now)
+                            self.judge.progress(&site, &message.payload, read_at, now)
                         } else {
                             self.judge.receipt(&site, &message.payload, now)
                         };

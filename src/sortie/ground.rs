@@ -313,7 +313,7 @@ impl GroundRecord {
                     .unwrap_or_default();
                 match p.state {
                     GapState::Open => {
-                        self.traffic_open.insert(key, (p.clone(), cite));
+                        self.traffic_open.insert(key, ((**p).clone(), cite));
                     }
                     GapState::Closed => {
                         let open = self.traffic_open.remove(&key);

@@ -19,6 +19,7 @@
 //! - [`px4`]: PX4's numbers in words (navigation states, arming states, commands);
 //! - [`timeline`]: both sides on one axis, and what the flight log shows inside each ground gap;
 //! - [`entry`]: the timeline's entries and their citations;
+//! - [`axis`]: the same placement for a great many stamps at once (the MCAP file's log times);
 //! - [`table`]: the timeline as text for a terminal;
 //! - [`lane`]: the ground entries as the report's ground lane (`ulog report --ground`).
 //!
@@ -26,6 +27,7 @@
 
 pub mod air;
 pub mod anchor;
+pub mod axis;
 pub mod entry;
 pub mod gaps;
 pub mod ground;

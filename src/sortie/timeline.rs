@@ -89,6 +89,20 @@ pub struct Sortie {
     pub entries: Vec<Entry>,
     /// Set when no anchor ties the boot clock to UTC.
     pub elapsed_only: Option<String>,
+    /// Each ground record's clock, in the input's order (see [`Sortie::placement`]).
+    pub records: Vec<RecordClock>,
+    /// The flight log's first and last sample on the boot clock.
+    pub flight_span: Option<(i64, i64)>,
+}
+
+/// What places a ground record's stamps: its anchor, its clock error and its stamps' resolution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordClock {
+    pub name: String,
+    /// Its ground anchor, in [`Sortie::anchors`].
+    pub anchor: usize,
+    pub error_ns: i64,
+    pub resolution_ns: i64,
 }
 
 impl Sortie {
@@ -115,6 +129,18 @@ impl Sortie {
     /// The used anchor, when there is one.
     pub fn used_anchor(&self) -> Option<&Anchor> {
         self.used.map(|i| &self.anchors[i])
+    }
+
+    /// How ground record `record`'s stamps are placed on the boot clock, as the timeline
+    /// placed its entries.
+    pub fn placement(&self, record: usize) -> RecordPlacement<'_> {
+        let clock = &self.records[record];
+        RecordPlacement::new(
+            &self.anchors[clock.anchor],
+            clock.error_ns,
+            clock.resolution_ns,
+            self.used_anchor(),
+        )
     }
 }
 
@@ -183,6 +209,84 @@ enum Placement<'a> {
     Clock { error: i64 },
 }
 
+/// A ground record's stamps onto the vehicle's boot clock: through its own SYSTEM_TIME receipts
+/// (its ground anchor's fit) when it has them, otherwise through its clock and the used anchor.
+pub struct RecordPlacement<'a> {
+    placement: Placement<'a>,
+    used_anchor: Option<&'a Anchor>,
+    /// The boot instant on the record's clock at the anchor's reference moment: where a stamp
+    /// roughly falls on the boot clock, before the exact placement at its own moment.
+    guess: Option<i64>,
+    half_res: i64,
+}
+
+impl<'a> RecordPlacement<'a> {
+    /// `record_anchor` is the record's own (ground) anchor, `error` its clock error,
+    /// `resolution_ns` how finely it stamps.
+    pub fn new(
+        record_anchor: &'a Anchor,
+        error: i64,
+        resolution_ns: i64,
+        used_anchor: Option<&'a Anchor>,
+    ) -> RecordPlacement<'a> {
+        let placement = match &record_anchor.estimate {
+            Estimate::Ground(fit) => Placement::Fit(fit),
+            _ => Placement::Clock { error },
+        };
+        let guess = match &placement {
+            Placement::Fit(fit) => fit
+                .on_record_clock(fit.reference_boot_ns)
+                .ok()
+                .map(|i| i.mid()),
+            Placement::Clock { .. } => used_anchor
+                .and_then(|a| a.boot_at(a.reference_boot_ns().unwrap_or(0)))
+                .map(|i| i.mid()),
+        };
+        RecordPlacement {
+            placement,
+            used_anchor,
+            guess,
+            half_res: resolution_ns / 2,
+        }
+    }
+
+    /// Where the boot instant roughly lies on the record's clock.
+    pub fn guess(&self) -> Option<i64> {
+        self.guess
+    }
+
+    /// A stamp's moment: the middle of the stamp's resolution (a receipt stamped `.912`
+    /// happened within that millisecond).
+    pub fn moment(&self, stamp: i64) -> i64 {
+        stamp + self.half_res
+    }
+
+    /// The boot instant on the record's clock at record-clock moment `t` (see
+    /// [`Self::moment`]), and the bound of a stamp placed with it.
+    pub fn boot_instant(&self, t: i64) -> Option<(i64, i64)> {
+        let guess = self.guess?;
+        let rough = t - guess;
+        match &self.placement {
+            Placement::Fit(fit) => {
+                let at = fit.on_record_clock(rough).unwrap_or_else(|_| {
+                    Interval::around(guess, 0).widened(drift_ns(rough - fit.reference_boot_ns))
+                });
+                Some((at.mid(), at.half_width() + self.half_res))
+            }
+            Placement::Clock { error } => {
+                let b = self.used_anchor?.boot_at(rough)?;
+                Some((b.mid(), error + b.half_width() + self.half_res))
+            }
+        }
+    }
+
+    /// A record-clock stamp onto the boot clock: (boot time, bound).
+    pub fn place(&self, stamp: i64) -> Option<(i64, i64)> {
+        let t = self.moment(stamp);
+        self.boot_instant(t).map(|(at, bound)| (t - at, bound))
+    }
+}
+
 /// Makes the anchors, checks them against each other and places everything.
 pub fn assemble(input: &SortieInput<'_>) -> Sortie {
     let span = input.air.span();
@@ -223,41 +327,22 @@ pub fn assemble(input: &SortieInput<'_>) -> Sortie {
         });
     }
     let mut ground_entries = Vec::new();
+    let mut records = Vec::new();
     for (record, &(anchor_index, error)) in input.ground.iter().zip(&record_anchor) {
-        let placement = match &anchors[anchor_index].estimate {
-            Estimate::Ground(fit) => Placement::Fit(fit),
-            _ => Placement::Clock { error },
-        };
-        let half_res = record.resolution_ns / 2;
-        // The boot instant on the record's clock at the anchor's reference moment: where a
-        // stamp roughly falls on the boot clock, before the exact placement at its own moment.
-        let guess = match &placement {
-            Placement::Fit(fit) => fit
-                .on_record_clock(fit.reference_boot_ns)
-                .ok()
-                .map(|i| i.mid()),
-            Placement::Clock { .. } => used_anchor
-                .and_then(|a| a.boot_at(a.reference_boot_ns().unwrap_or(0)))
-                .map(|i| i.mid()),
-        };
-        // A record-clock stamp onto the boot clock: (boot time, bound).
-        let place = |stamp: i64| -> Option<(i64, i64)> {
-            let t = stamp + half_res;
-            let rough = t - guess?;
-            match &placement {
-                Placement::Fit(fit) => {
-                    let at = fit.on_record_clock(rough).unwrap_or_else(|_| {
-                        Interval::around(guess.expect("checked"), 0)
-                            .widened(drift_ns(rough - fit.reference_boot_ns))
-                    });
-                    Some((t - at.mid(), at.half_width() + half_res))
-                }
-                Placement::Clock { error } => {
-                    let b = used_anchor?.boot_at(rough)?;
-                    Some((t - b.mid(), error + b.half_width() + half_res))
-                }
-            }
-        };
+        records.push(RecordClock {
+            name: record.name.clone(),
+            anchor: anchor_index,
+            error_ns: error,
+            resolution_ns: record.resolution_ns,
+        });
+        let placement = RecordPlacement::new(
+            &anchors[anchor_index],
+            error,
+            record.resolution_ns,
+            used_anchor,
+        );
+        let guess = placement.guess();
+        let place = |stamp: i64| placement.place(stamp);
         // Far outside the sortie by the rough placement: not placed at all (a day's record holds
         // thousands of entries, and each exact placement reads every receipt).
         let slack = SORTIE_MARGIN_NS + error + 10 * SECOND;
@@ -336,6 +421,8 @@ pub fn assemble(input: &SortieInput<'_>) -> Sortie {
         used,
         entries,
         elapsed_only,
+        records,
+        flight_span: span,
     }
 }
 

@@ -31,6 +31,7 @@ pub mod gps;
 pub mod html;
 pub mod ingest;
 pub mod inspect;
+pub mod json;
 pub mod lane;
 pub mod modes;
 pub mod periods;

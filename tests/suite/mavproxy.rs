@@ -12,9 +12,6 @@
 use crate::common;
 
 use common::{eventually, status_entry, Daemon};
-use foxborne_receiver::tlog::TlogReader;
-use foxborne_receiver::wire::signing::SigningKeys;
-use foxborne_receiver::wire::ScanItem;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, UdpSocket};
@@ -44,34 +41,50 @@ fn free_tcp_ports() -> (u16, u16) {
     )
 }
 
-/// One MAVProxy process: TCP master in, TCP server out (and a UDP output for an observer).
+/// One MAVProxy process: a master in and outputs, everything forwarded as received.
 struct MavProxy(Child);
 
 impl MavProxy {
+    /// TCP master in, TCP server out (and a UDP output for an observer).
     fn start(dir: &Path, master: u16, tcp: u16, observer: Option<u16>, run: u32) -> MavProxy {
+        let mut links = vec![
+            format!("--master=tcpin:127.0.0.1:{master}"),
+            format!("--out=tcpin:127.0.0.1:{tcp}"),
+        ];
+        if let Some(port) = observer {
+            // After the TCP output: MAVProxy writes each frame to its outputs in this order.
+            links.push(format!("--out=udpout:127.0.0.1:{port}"));
+        }
+        Self::spawn(dir, &links, false, run)
+    }
+
+    /// MAVProxy with these `--master`/`--out` options, in `dir`. With `telemetry_log`, it keeps
+    /// its own telemetry log of what its master received, `dir/mav.tlog` (its default name),
+    /// instead of `--no-state`.
+    fn spawn(dir: &Path, links: &[String], telemetry_log: bool, run: u32) -> MavProxy {
         let (python, script) = common::mavproxy();
         let log = std::fs::File::create(dir.join(format!("mavproxy-{run}.log"))).unwrap();
         let mut command = Command::new(python);
-        command
-            .arg(script)
-            .arg(format!("--master=tcpin:127.0.0.1:{master}"))
-            .arg(format!("--out=tcpin:127.0.0.1:{tcp}"));
-        if let Some(port) = observer {
-            // After the TCP output: MAVProxy writes each frame to its outputs in this order.
-            command.arg(format!("--out=udpout:127.0.0.1:{port}"));
+        command.arg(script).args(links);
+        // Forward everything as received: no holding back "delayed" packets, and the ground
+        // station's REQUEST_DATA_STREAM in the log too.
+        let mut settings = "set checkdelay 0; set mavfwd_rate 1".to_string();
+        if telemetry_log {
+            // Its log writer flushes after each batch (otherwise the last few KiB wait in
+            // Python's buffer for more).
+            settings += "; set flushlogs 1";
+        } else {
+            command.arg("--no-state");
         }
         command
             .args([
                 "--daemon",
                 "--non-interactive",
-                "--no-state",
                 "--nowait",
                 "--mav20",
                 "--default-modules=link",
-                // Forward everything as received: no holding back "delayed" packets, and the
-                // ground station's REQUEST_DATA_STREAM in the log too.
-                "--cmd=set checkdelay 0; set mavfwd_rate 1",
             ])
+            .arg(format!("--cmd={settings}"))
             .current_dir(dir)
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
@@ -171,25 +184,7 @@ fn heard(http: &str, sysid: u8) -> bool {
 /// Every frame the daemon recorded, as received (from its raw `.tlog`), in order, without the
 /// replay's markers.
 fn recorded(d: &Daemon) -> Vec<Vec<u8>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(d.dir.join("data/tlog"))
-        .unwrap()
-        .map(|day| day.unwrap().path())
-        .filter(|day| day.is_dir() && !day.is_symlink())
-        .flat_map(|day| std::fs::read_dir(day).unwrap())
-        .map(|f| f.unwrap().path())
-        .collect();
-    files.sort();
-    let keys = SigningKeys::new(Vec::new(), false);
-    let mut frames = Vec::new();
-    for file in files {
-        let bytes = std::fs::read(&file).unwrap();
-        for record in TlogReader::new(&bytes, &keys) {
-            match record.item {
-                ScanItem::Frame(f) => frames.push(f.bytes.to_vec()),
-                ScanItem::Reject(r) => panic!("{}: {r:?}", file.display()),
-            }
-        }
-    }
+    let mut frames = d.recorded_frames();
     frames.retain(|f| sysid(f) != WARM_UP && sysid(f) != END);
     frames
 }
@@ -370,4 +365,110 @@ fn mavproxy_killed_and_restarted_mid_stream_loses_and_doubles_nothing_before_the
         from_first.len()
     );
     assert_eq!(link_states(&d), ["down", "up", "down", "up"]);
+}
+
+/// What MAVProxy's telemetry log (`mav.tlog`) says its master received (the records whose two
+/// low stamp bits, MAVProxy's link number, are 0; its own sendings are link 3), leaving out
+/// `except`'s frames. A record still being written at the end is not counted.
+fn master_received(log: &Path, except: u8) -> Vec<Vec<u8>> {
+    use foxborne_receiver::tlog::TlogReader;
+    use foxborne_receiver::wire::signing::SigningKeys;
+    use foxborne_receiver::wire::ScanItem;
+    let bytes = std::fs::read(log).unwrap_or_default();
+    let keys = SigningKeys::new(Vec::new(), false);
+    TlogReader::new(&bytes, &keys)
+        .filter(|r| r.link_bits == 0)
+        .filter_map(|r| match r.item {
+            ScanItem::Frame(f) if f.sysid != except => Some(f.bytes.to_vec()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A corpus tlog of 155 s and 3,590 frames: at 10x, 231 frames a second into MAVProxy's UDP
+/// master for 15.5 s, a pace its Python loop keeps up with (a UDP master has no flow control).
+const REPLAYED_TLOG: &str = "olivieri_20211125-124019.tlog";
+
+/// `replay` into MAVProxy as a ground station given a vehicle's UDP stream
+/// (`--master udpin:`): MAVProxy's own telemetry log of its master holds every frame of the
+/// file, once, byte for byte, in order (issue 43).
+#[test]
+#[cfg_attr(
+    any(foxborne_no_corpus, foxborne_no_mavproxy),
+    ignore = "needs the corpus and MAVProxy (README)"
+)]
+fn replay_into_mavproxy_as_its_udp_master_gives_it_every_frame_once() {
+    let scratch = common::scratch("mavproxy-udpin");
+    let tlog = common::corpus_file("tlog", REPLAYED_TLOG);
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let port = UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let _mavproxy = MavProxy::spawn(
+        &scratch,
+        &[format!("--master=udpin:127.0.0.1:{port}")],
+        true,
+        1,
+    );
+    // Until MAVProxy reads its master and logs what comes: a heartbeat from a system the file
+    // does not hold, every 100 ms, until MAVProxy's log has one.
+    let log = scratch.join("mav.tlog");
+    let warm_up = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut seq = 0u8;
+    let ready = eventually(WAIT, || {
+        seq = seq.wrapping_add(1);
+        let _ = warm_up.send_to(
+            &foxborne_receiver::wire::build::heartbeat_v2(WARM_UP, seq),
+            ("127.0.0.1", port),
+        );
+        std::thread::sleep(Duration::from_millis(100));
+        std::fs::read(&log).is_ok_and(|b| {
+            foxborne_receiver::tlog::TlogReader::new(
+                &b,
+                &foxborne_receiver::wire::signing::SigningKeys::new(Vec::new(), false),
+            )
+            .any(|r| matches!(r.item, foxborne_receiver::wire::ScanItem::Frame(f) if f.sysid == WARM_UP))
+        })
+    });
+    assert!(ready, "MAVProxy never logged a frame of its master");
+
+    let out = common::run_ok(
+        Command::new(common::binary())
+            .arg("replay")
+            .arg(&tlog)
+            .arg("--to")
+            .arg(format!("udp:127.0.0.1:{port}"))
+            .args(["--speed", "10"]),
+        "replay",
+    );
+    let summary = String::from_utf8_lossy(&out.stdout);
+    let expected = common::tlog_frames(&tlog);
+    assert_eq!(
+        expected.len() as u64,
+        common::pymavlink_expected(&tlog)["messages"]
+            .as_u64()
+            .unwrap()
+    );
+    assert!(
+        summary.starts_with(&format!("replay: sent {} frames", expected.len())),
+        "{summary}"
+    );
+    let all_there = eventually(WAIT, || {
+        master_received(&log, WARM_UP).len() >= expected.len()
+    });
+    let received = master_received(&log, WARM_UP);
+    assert!(
+        all_there,
+        "MAVProxy logged {} of the {} frames sent",
+        received.len(),
+        expected.len()
+    );
+    assert_eq!(received.len(), expected.len(), "no frame twice");
+    assert!(
+        received == expected,
+        "byte for byte and in order (first difference at {:?})",
+        received.iter().zip(&expected).position(|(a, b)| a != b)
+    );
 }

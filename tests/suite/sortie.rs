@@ -55,22 +55,22 @@ struct Sent {
     flight_s: f64,
 }
 
-/// The replay, made once for every test here.
-struct Replay {
-    dir: PathBuf,
+/// The replay, made once for every test here (and `mcap_export`'s).
+pub(crate) struct Replay {
+    pub(crate) dir: PathBuf,
     /// The corpus log with its GPS UTC moved to today.
-    flight: PathBuf,
-    receive: Vec<PathBuf>,
-    events: Vec<PathBuf>,
+    pub(crate) flight: PathBuf,
+    pub(crate) receive: Vec<PathBuf>,
+    pub(crate) events: Vec<PathBuf>,
     /// The sender's boot instant on the receiver's clock, µs.
-    boot_us: i64,
+    pub(crate) boot_us: i64,
     sent: Vec<Sent>,
 }
 
 /// Made once; a failure is kept, so the other tests fail at once instead of replaying again.
 static REPLAY: OnceLock<Result<Replay, String>> = OnceLock::new();
 
-fn replay() -> &'static Replay {
+pub(crate) fn replay() -> &'static Replay {
     let made = REPLAY.get_or_init(|| {
         std::panic::catch_unwind(make_replay)
             .map_err(|_| "making the replay failed: see the first test's output".to_string())
@@ -236,7 +236,7 @@ fn gps_moved(log: &Path, boot_us: i64) -> Vec<u8> {
 }
 
 /// Runs `sortie` and returns its exit code, JSON lines and stderr.
-fn sortie(flight: &Path, ground: &[&Path], extra: &[&str]) -> (i32, Vec<Value>, String) {
+pub(crate) fn sortie(flight: &Path, ground: &[&Path], extra: &[&str]) -> (i32, Vec<Value>, String) {
     let out = Command::new(common::binary())
         .arg("sortie")
         .arg(flight)
@@ -255,7 +255,7 @@ fn sortie(flight: &Path, ground: &[&Path], extra: &[&str]) -> (i32, Vec<Value>, 
     )
 }
 
-fn grounds(r: &Replay) -> Vec<&Path> {
+pub(crate) fn grounds(r: &Replay) -> Vec<&Path> {
     r.receive
         .iter()
         .chain(&r.events)
@@ -263,7 +263,7 @@ fn grounds(r: &Replay) -> Vec<&Path> {
         .collect()
 }
 
-fn utc_us(v: &Value) -> i64 {
+pub(crate) fn utc_us(v: &Value) -> i64 {
     let text = v.as_str().unwrap_or_else(|| panic!("not a time: {v}"));
     chrono::DateTime::parse_from_rfc3339(text)
         .unwrap()

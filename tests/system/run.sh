@@ -7,6 +7,8 @@
 # which the receiver publishes to.
 #
 #   tests/system/run.sh PYTHON DEB        (as root; PYTHON has pymavlink; DEB from `cargo deb`)
+#   tests/system/run.sh --rootfs-only     (only the cached root file system, made if missing:
+#                                          CI builds it while it compiles)
 #
 # Never boots a systemd on this machine's own root (its tmpfiles would empty the host's /tmp):
 # only the container's root, a fresh copy of the cached tarball each run. Afterwards the
@@ -14,8 +16,11 @@
 # nspawn leaves are removed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-PY=${1:?python with pymavlink}
-DEB=$(realpath "${2:?the .deb to test}")
+rootfs_only=false
+if [ "${1:-}" = --rootfs-only ]; then rootfs_only=true; PY=; DEB=; else
+  PY=${1:?python with pymavlink}
+  DEB=$(realpath "${2:?the .deb to test}")
+fi
 # The previous release's .deb for the upgrade check (.ci/run builds the last landing's); without
 # it, this package relabelled 0.0.0-1 stands in (the upgrade path of the packaging only).
 PREV_DEB=${3:+$(realpath "$3")}
@@ -36,6 +41,7 @@ if [ ! -s "$tarball" ]; then
   mv "$tarball.part" "$tarball"
   echo "rootfs built in $(elapsed "$t") s: $tarball"
 fi
+if $rootfs_only; then exit 0; fi
 root=$cache/root
 rm -rf "$root"
 mkdir -p "$root"

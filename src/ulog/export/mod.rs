@@ -19,22 +19,23 @@
 
 mod batch;
 mod rows;
-mod side;
+pub(crate) mod side;
 mod spill;
 mod topic;
+pub(crate) mod walk;
 
 pub use batch::{export_dir, export_files, BatchError, CONCURRENT_MAX_BYTES};
 
 use super::error::ReadError;
-use super::reader::StreamReader;
-use super::record::Record;
+use super::format::FormatRegistry;
+use super::record::{Located, Sample, Subscription};
 use super::table::{Codec, FileFormat, TableError};
 use side::{write_side_tables, Side};
 use spill::Spill;
-use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use topic::{open_topic, spill_largest, TopicTable};
+use walk::{walk, Exporter};
 
 /// A topic instance writes a row group once this many bytes of rows are pending, or more for a
 /// wide one (see [`row_group_bytes`]).
@@ -68,6 +69,14 @@ pub enum ExportError {
     Io {
         path: PathBuf,
         source: std::io::Error,
+    },
+    /// What the samples are written to other than tables (an MCAP file) failed.
+    #[error(transparent)]
+    Sink(Box<dyn std::error::Error + Send + Sync>),
+    #[error("topic {topic}: {source}")]
+    Layout {
+        topic: String,
+        source: super::format::LayoutError,
     },
 }
 
@@ -137,6 +146,66 @@ impl Folder<'_> {
     }
 }
 
+/// The Parquet/CSV tables as the walk fills them: a topic instance's samples buffered as raw
+/// rows, written a row group at a time, the largest buffer spilled past the budget.
+struct Tables<'a> {
+    folder: Folder<'a>,
+    format: FileFormat,
+    codec: Codec,
+    side: Side,
+    buffered_total: usize,
+    spill: Spill,
+}
+
+impl Exporter for Tables<'_> {
+    type Instance = TopicTable;
+
+    fn open(
+        &mut self,
+        key: &(String, u8),
+        formats: &FormatRegistry,
+        subscription: &Subscription,
+    ) -> Result<TopicTable, ExportError> {
+        open_topic(
+            self.folder.dir,
+            self.format,
+            self.codec,
+            key,
+            formats,
+            subscription,
+        )
+    }
+
+    fn sample(
+        &mut self,
+        tables: &mut [TopicTable],
+        index: usize,
+        sample: &Sample<'_>,
+        _message: u64,
+        _clock: u64,
+    ) -> Result<(), ExportError> {
+        let t = &mut tables[index];
+        t.push(sample.payload);
+        self.buffered_total += t.row_size;
+        if t.pending_bytes() >= t.row_group_bytes {
+            self.folder.make()?;
+            self.buffered_total -= t.buffered_bytes();
+            t.flush(self.spill.file.as_ref())?;
+        }
+        if self.buffered_total > BUFFER_BUDGET {
+            self.folder.make()?;
+            self.buffered_total -= spill_largest(tables, &mut self.spill)?;
+        }
+        Ok(())
+    }
+
+    fn other(&mut self, located: &Located<'_>, clock: u64) -> Result<(), ExportError> {
+        self.side
+            .take(&located.record, clock, located.message, located.offset);
+        Ok(())
+    }
+}
+
 /// Exports the log read from `input` into `dir` (created if missing, unless the log is
 /// rejected).
 pub fn export_reader<R: std::io::Read>(
@@ -145,109 +214,34 @@ pub fn export_reader<R: std::io::Read>(
     format: FileFormat,
     codec: Codec,
 ) -> Result<ExportSummary, ExportError> {
-    let mut folder = Folder { dir, made: false };
     let mut summary = ExportSummary {
         dir: dir.to_path_buf(),
         ..ExportSummary::default()
     };
-    let mut reader = StreamReader::new(input);
-    let mut tables: Vec<TopicTable> = Vec::new();
-    let mut names: Vec<String> = Vec::new();
-    let mut by_key: HashMap<(String, u8), usize> = HashMap::new();
-    // msg_id to table index and whether its samples fit the table, for the per-sample path.
-    let mut by_msg_id: Vec<Option<(usize, bool)>> = Vec::new();
-    let mut side = Side::default();
-    let mut clock = 0u64;
-    let mut buffered_total = 0usize;
-    let mut spill = Spill::new(dir);
-    while let Some(item) = reader.next_record() {
-        let located = match item {
-            Ok(l) => l,
-            Err(e @ ReadError::Malformed { .. }) => {
-                summary.malformed += 1;
-                summary.first_malformed.get_or_insert_with(|| e.to_string());
-                continue;
-            }
-            Err(
-                e @ (ReadError::NotUlog { .. }
-                | ReadError::Encrypted { .. }
-                | ReadError::UnsupportedIncompatFlags { .. }),
-            ) => {
-                summary.rejected = Some(e.to_string());
-                break;
-            }
-            Err(e @ ReadError::Truncated { .. }) => {
-                summary.stopped = Some(e.to_string());
-                break;
-            }
-            Err(e) => return Err(ExportError::Read(e)),
-        };
-        summary.messages = located.message;
-        match &located.record {
-            Record::Data(sample) => {
-                if let Some(ts) = sample.timestamp {
-                    clock = clock.max(ts);
-                }
-                let Some(Some((index, fits))) =
-                    by_msg_id.get(usize::from(sample.subscription.msg_id))
-                else {
-                    continue;
-                };
-                let t = &mut tables[*index];
-                if !fits {
-                    t.mismatched += 1;
-                    continue;
-                }
-                t.push(sample.payload);
-                buffered_total += t.row_size;
-                if t.pending_bytes() >= t.row_group_bytes {
-                    folder.make()?;
-                    buffered_total -= t.buffered_bytes();
-                    t.flush(spill.file.as_ref())?;
-                }
-                if buffered_total > BUFFER_BUDGET {
-                    folder.make()?;
-                    buffered_total -= spill_largest(&mut tables, &mut spill)?;
-                }
-            }
-            Record::Subscription {
-                subscription,
-                formats,
-            } => {
-                let key = (subscription.topic.to_string(), subscription.multi_id);
-                let target = match by_key.get(&key) {
-                    Some(i) => (*i, tables[*i].fits(subscription, formats)),
-                    None => {
-                        let table = open_topic(dir, format, codec, &key, formats, subscription)?;
-                        names.push(format!("{}_{}.{}", key.0, key.1, format.extension()));
-                        tables.push(table);
-                        by_key.insert(key, tables.len() - 1);
-                        (tables.len() - 1, true)
-                    }
-                };
-                let id = usize::from(subscription.msg_id);
-                if by_msg_id.len() <= id {
-                    by_msg_id.resize(id + 1, None);
-                }
-                by_msg_id[id] = Some(target);
-            }
-            Record::Unsubscription { msg_id } => {
-                if let Some(slot) = by_msg_id.get_mut(usize::from(*msg_id)) {
-                    *slot = None;
-                }
-            }
-            Record::FileHeader(h) => clock = h.timestamp,
-            other => side.take(other, clock, located.message, located.offset),
-        }
-    }
+    let mut exporter = Tables {
+        folder: Folder { dir, made: false },
+        format,
+        codec,
+        side: Side::default(),
+        buffered_total: 0,
+        spill: Spill::new(dir),
+    };
+    let walked = walk(input, &mut exporter, &mut summary)?;
     if summary.rejected.is_some() {
         // Rejected on its first bytes: no table, no folder.
         return Ok(summary);
     }
-    folder.make()?;
+    exporter.folder.make()?;
+    let names: Vec<String> = walked
+        .keys
+        .iter()
+        .map(|key| format!("{}_{}.{}", key.0, key.1, format.extension()))
+        .collect();
+    let tables = walked.instances;
     let skipped: Vec<u64> = tables.iter().map(|t| t.mismatched).collect();
-    let (rows, side_tables) = finish_all(tables, spill.file.as_ref(), || {
-        write_side_tables(dir, format, codec, &side)
+    let side = &exporter.side;
+    let (rows, side_tables) = finish_all(tables, exporter.spill.file.as_ref(), || {
+        write_side_tables(dir, format, codec, side)
     });
     for ((rows, name), skipped) in rows?.into_iter().zip(names).zip(skipped) {
         if skipped > 0 {

@@ -12,7 +12,7 @@ use std::path::Path;
 /// Where a side table's row was read: its record's message number and byte offset, the two
 /// columns every side table but info ends with.
 #[derive(Clone, Copy)]
-pub(super) struct Citation {
+pub(crate) struct Citation {
     message: u64,
     offset: u64,
 }
@@ -28,21 +28,21 @@ type LoggedRow = (u64, u8, Option<u16>, String);
 
 /// Rows of the side tables, gathered while reading (they are small: a few thousand rows).
 #[derive(Default)]
-pub(super) struct Side {
-    pub(super) parameters: Vec<Cited<ParameterRow>>,
-    pub(super) logged: Vec<Cited<LoggedRow>>,
+pub(crate) struct Side {
+    pub(crate) parameters: Vec<Cited<ParameterRow>>,
+    pub(crate) logged: Vec<Cited<LoggedRow>>,
     /// key, type, value, is multi, index
-    pub(super) info: Vec<(String, String, String, bool, u32)>,
+    pub(crate) info: Vec<(String, String, String, bool, u32)>,
     /// timestamp, duration
-    pub(super) dropouts: Vec<Cited<(u64, u16)>>,
+    pub(crate) dropouts: Vec<Cited<(u64, u16)>>,
     /// The next index of each multi-info key.
-    pub(super) multi_index: HashMap<String, u32>,
+    pub(crate) multi_index: HashMap<String, u32>,
 }
 
 impl Side {
     /// Takes the record if it belongs to a side table (`clock`: the log's time so far; the
     /// record's message number and byte offset, for the tables' citations).
-    pub(super) fn take(&mut self, record: &Record, clock: u64, message: u64, offset: u64) {
+    pub(crate) fn take(&mut self, record: &Record, clock: u64, message: u64, offset: u64) {
         let at = Citation { message, offset };
         let parameter = |kind: &str, kv: &KeyValue| {
             (
@@ -106,11 +106,11 @@ impl Side {
     }
 }
 
-pub(super) fn param_value(v: &Value) -> f64 {
+pub(crate) fn param_value(v: &Value) -> f64 {
     v.as_f64().unwrap_or(f64::NAN)
 }
 
-pub(super) fn write_side_tables(
+pub(crate) fn write_side_tables(
     dir: &Path,
     format: FileFormat,
     codec: Codec,

@@ -3,12 +3,12 @@
 
 use super::rows::Rows;
 use super::spill::{read_segments, Segment, Spill};
+use super::walk::{Instance, InstanceFormat};
 use super::{row_group_bytes, ExportError};
-use crate::ulog::format::{BasicType, FlatField, FormatRegistry, TopicLayout};
+use crate::ulog::format::{BasicType, FlatField, FormatRegistry};
 use crate::ulog::table::{Cell, Codec, Column, FileFormat, Kind, TableError, TableWriter};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// How one column is read from a sample's payload.
 #[derive(Debug, Clone, Copy)]
@@ -83,11 +83,10 @@ pub(super) fn le<const N: usize>(p: &[u8], at: usize) -> [u8; N] {
 /// One topic instance being exported. Samples are kept as the raw rows they arrived as (one
 /// copy per sample) and turned into columns a row group at a time, one tight loop per column.
 pub(super) struct TopicTable {
-    /// The layout and flattened fields of the subscription that made the table: a later
-    /// subscription of the same topic instance to a different format (the format redefined in
-    /// between) is not written to it.
-    pub(super) layout: Arc<TopicLayout>,
-    pub(super) fields: Vec<FlatField>,
+    /// The format of the subscription that made the table: a later subscription of the same
+    /// topic instance to a different format (the format redefined in between) is not written
+    /// to it.
+    pub(super) format: InstanceFormat,
     pub(super) sources: Vec<Source>,
     pub(super) table: Sink,
     /// Bytes of a row: the format's written size (the columns lie within it).
@@ -102,18 +101,13 @@ pub(super) struct TopicTable {
     pub(super) spilled_bytes: usize,
 }
 
-impl TopicTable {
-    /// Whether samples of `subscription` (same topic and multi_id) fit this table's columns.
-    pub(super) fn fits(
-        &self,
-        subscription: &crate::ulog::record::Subscription,
-        formats: &FormatRegistry,
-    ) -> bool {
-        Arc::ptr_eq(&self.layout, &subscription.layout)
-            || (self.layout.written_size == subscription.layout.written_size
-                && formats
-                    .flatten(&subscription.layout.format_name)
-                    .is_ok_and(|f| f == self.fields))
+impl Instance for TopicTable {
+    fn format(&self) -> &InstanceFormat {
+        &self.format
+    }
+
+    fn skip_sample(&mut self) {
+        self.mismatched += 1;
     }
 }
 
@@ -302,16 +296,12 @@ pub(super) fn open_topic(
     formats: &FormatRegistry,
     subscription: &crate::ulog::record::Subscription,
 ) -> Result<TopicTable, ExportError> {
-    // The decoder resolved this format's layout, so flattening it succeeds and is bounded.
-    let fields = formats
-        .flatten(&subscription.layout.format_name)
-        .unwrap_or_default();
-    let (columns, sources) = topic_columns(&fields);
+    let instance_format = InstanceFormat::of(subscription, formats);
+    let (columns, sources) = topic_columns(&instance_format.fields);
     let group_bytes = row_group_bytes(sources.len());
     let path = dir.join(format!("{}_{}.{}", key.0, key.1, format.extension()));
     Ok(TopicTable {
-        layout: subscription.layout.clone(),
-        fields,
+        format: instance_format,
         sources,
         table: Sink::Pending {
             path,

@@ -469,6 +469,43 @@ impl Daemon {
             .flat_map(|(_, lines)| lines)
             .collect()
     }
+
+    /// Every frame of the daemon's raw `.tlog` files (`tlog = true`), as received, in order.
+    pub fn recorded_frames(&self) -> Vec<Vec<u8>> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(self.dir.join("data/tlog"))
+            .unwrap()
+            .map(|day| day.unwrap().path())
+            .filter(|day| day.is_dir() && !day.is_symlink())
+            .flat_map(|day| std::fs::read_dir(day).unwrap())
+            .map(|f| f.unwrap().path())
+            .collect();
+        files.sort();
+        files.iter().flat_map(|f| tlog_frames(f)).collect()
+    }
+}
+
+/// A receipt's or event's RFC 3339 time (`recv_utc`, `last_recv_utc`), in milliseconds.
+pub fn utc_ms(v: &serde_json::Value) -> i64 {
+    let text = v.as_str().unwrap_or_else(|| panic!("not a time: {v}"));
+    chrono::DateTime::parse_from_rfc3339(text)
+        .unwrap_or_else(|e| panic!("{text}: {e}"))
+        .timestamp_millis()
+}
+
+/// Every frame of a `.tlog`, byte for byte, in order (records that are no frame, a bad CRC or a
+/// record cut by the end of the file, left out).
+pub fn tlog_frames(file: &Path) -> Vec<Vec<u8>> {
+    use foxborne_receiver::tlog::TlogReader;
+    use foxborne_receiver::wire::signing::SigningKeys;
+    use foxborne_receiver::wire::ScanItem;
+    let bytes = std::fs::read(file).unwrap();
+    let keys = SigningKeys::new(Vec::new(), false);
+    TlogReader::new(&bytes, &keys)
+        .filter_map(|record| match record.item {
+            ScanItem::Frame(f) => Some(f.bytes.to_vec()),
+            ScanItem::Reject(_) => None,
+        })
+        .collect()
 }
 
 impl Drop for Daemon {
