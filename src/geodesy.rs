@@ -43,13 +43,24 @@ impl Wgs84 {
     }
 }
 
+/// The meridian's radius of curvature is smallest at the equator: b²/a.
+const MIN_RADIUS_M: f64 = POLAR_RADIUS_M * POLAR_RADIUS_M / EQUATORIAL_RADIUS_M;
+
+/// Whether `a` and `b` are certainly more than `m` apart on the ellipsoid. The latitudes alone
+/// first, with no trigonometry: any path between them crosses the meridian arc between their
+/// parallels, at least their latitude difference times the smallest meridian radius. Most
+/// pairs of a busy range differ in latitude by more than a proximity threshold, so the
+/// monitor's screen of every track against every vehicle mostly stops there; the rest are held
+/// to [`lower_bound_m`].
+pub fn certainly_beyond_m(a: LatLon, b: LatLon, m: f64) -> bool {
+    (a.lat - b.lat).abs().to_radians() * MIN_RADIUS_M * 0.99 > m || lower_bound_m(a, b) > m
+}
+
 /// A distance no longer than the geodesic between `a` and `b`: the chord of a sphere of the
 /// ellipsoid's smallest radius of curvature is shorter than any path over the ellipsoid, so a
 /// pair whose bound exceeds a threshold is certainly beyond it. A few multiplications, for
 /// screening many pairs before the exact figure is computed for the near ones.
 pub fn lower_bound_m(a: LatLon, b: LatLon) -> f64 {
-    // The meridian's radius of curvature is smallest at the equator: b²/a.
-    const MIN_RADIUS_M: f64 = POLAR_RADIUS_M * POLAR_RADIUS_M / EQUATORIAL_RADIUS_M;
     let (lat1, lat2) = (a.lat.to_radians(), b.lat.to_radians());
     let dlon = (b.lon - a.lon).to_radians();
     // The chord between the two points on the unit sphere.
@@ -104,6 +115,11 @@ mod tests {
                     let exact = wgs84.between(a, b).distance_m;
                     let bound = lower_bound_m(a, b);
                     assert!(bound <= exact + 1e-6, "{a:?} {b:?}: {bound} > {exact}");
+                    assert!(!certainly_beyond_m(a, b, exact + 1e-6), "{a:?} {b:?}");
+                    if exact > 1.0 && exact < 100_000.0 {
+                        // A screen that never says "beyond" would pass the line above.
+                        assert!(certainly_beyond_m(a, b, exact * 0.9), "{a:?} {b:?}");
+                    }
                     // And close enough to screen with at proximity ranges: within 2 %.
                     if exact < 100_000.0 {
                         assert!(

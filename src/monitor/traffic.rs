@@ -28,7 +28,7 @@
 //!   position is older than `stale_s`. Judged at every report of the track and every position
 //!   of the vehicle, each at its own stamp. The closest point of the encounter is kept.
 //! - Pairs plainly far apart are screened with a bound that is never more than the geodesic
-//!   ([`crate::geodesy::lower_bound_m`]), so 500 tracks against 50 vehicles reporting ten times
+//!   ([`crate::geodesy::certainly_beyond_m`]), so 500 tracks against 50 vehicles reporting ten times
 //!   a second cost a few multiplications each, and the geodesic only for the near ones.
 
 use super::event::{
@@ -36,7 +36,7 @@ use super::event::{
     TrafficSource, TrafficState, TrafficTrackKind,
 };
 use super::title::{traffic_closed_title, traffic_lost_title, traffic_title};
-use crate::geodesy::{lower_bound_m, Wgs84};
+use crate::geodesy::{certainly_beyond_m, Wgs84};
 use crate::link::LinkId;
 use crate::traffic::{
     Altitude, AltitudeRef, LatLon, OwnFix, TrafficKey, TrafficKind, TrafficReport,
@@ -286,7 +286,7 @@ impl TrafficMonitor {
             .filter(|t| t.own_sysid.is_none())
             .filter_map(|t| {
                 let at = t.position?;
-                (lower_bound_m(own.fix.position, at) <= within_m)
+                (!certainly_beyond_m(own.fix.position, at, within_m))
                     .then(|| (t, self.measure(own, t, at)))
             })
             .filter(|(_, m)| m.horizontal_m <= within_m)
@@ -523,9 +523,11 @@ impl TrafficMonitor {
             .values()
             .filter(|t| t.own_sysid.is_none())
             .filter(|t| {
-                let open = self.open.contains_key(&(sysid, t.key.clone()));
-                t.position
-                    .is_some_and(|at| open || lower_bound_m(fix.position, at) <= horizon)
+                // The screen before the look-up: the look-up clones the key.
+                t.position.is_some_and(|at| {
+                    !certainly_beyond_m(fix.position, at, horizon)
+                        || self.open.contains_key(&(sysid, t.key.clone()))
+                })
             })
             .map(|t| t.key.clone())
             .collect();
@@ -629,7 +631,7 @@ impl TrafficMonitor {
         }
         let (h, v) = (self.config.horizontal_m, self.config.vertical_m);
         let widen = 1.0 + self.config.hysteresis;
-        if !open && lower_bound_m(own.fix.position, at) > h {
+        if !open && certainly_beyond_m(own.fix.position, at, h) {
             return None;
         }
         let m = self.measure(&own, track, at);
