@@ -413,7 +413,7 @@ fn tools_cfg() {
             "FOXBORNE_REQUIRE_PYTHON",
             Box::new(|| {
                 imports(
-                    "pymavlink, pyulog, pyarrow, pandas, numpy, duckdb, polars, mcap, jsonschema",
+                    "pymavlink, pyulog, pyarrow, pandas, numpy, duckdb, polars, mcap, jsonschema, geographiclib",
                 )
             }),
         ),

@@ -26,6 +26,7 @@ pub mod cmd;
 pub(crate) mod config;
 #[cfg(feature = "full")]
 pub(crate) mod daemon;
+pub mod geodesy;
 #[cfg(feature = "full")]
 pub(crate) mod http;
 pub mod link;
@@ -43,6 +44,7 @@ pub mod range;
 pub(crate) mod receipt;
 pub mod recorder;
 pub mod replay;
+pub mod sbs;
 #[cfg(feature = "full")]
 pub(crate) mod service;
 #[cfg(feature = "full")]
@@ -54,6 +56,7 @@ pub(crate) mod status;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub mod tlog;
+pub mod traffic;
 pub mod ulog;
 pub mod utc;
 pub mod wire;

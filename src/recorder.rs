@@ -1,5 +1,8 @@
 //! The recorder of one link: its bytes in; receive-log lines, raw `.tlog` records, copies of
 //! the frames for forwarding, reject counts, sequence statistics and the monitor input out.
+//! An SBS link (`sbs = "host:30003"`) is text, not MAVLink: its lines are cut and read by
+//! [`crate::sbs`], each accepted one written to the traffic log (`traffic/`, one JSON line with
+//! the line as received) and handed to the traffic monitor, each refused one counted by reason.
 //! A stream link's connections (TCP peers) each have their own scanner. Pure: arrival times come in with the
 //! bytes, and output goes into buffers the caller writes. Each link has its own, so links are
 //! scanned in parallel, each on its own thread, and share nothing while scanning.
@@ -8,6 +11,8 @@ use crate::link::LinkId;
 use crate::monitor::input::FrameSeen;
 use crate::monitor::MonitorInput;
 use crate::receipt::{self, Arrival, LineOptions, UtcMillis};
+use crate::sbs::SbsLines;
+use crate::traffic::TrafficCounters;
 use crate::wire::fields::FieldSelection;
 use crate::wire::scanner::{DatagramScanner, RejectReason, ScanItem, StreamScanner};
 use crate::wire::sequence::{SeqStats, SequenceTracker};
@@ -28,6 +33,9 @@ pub struct LinkCounters {
     pub bytes_skipped: u64,
     /// Sequence counts over every sender on the link; each only grows.
     pub sequence: SeqStats,
+    /// Traffic reports made on the link (ADS-B, Remote ID, SBS), SBS lines read, and the
+    /// reports and lines refused, by reason.
+    pub traffic: TrafficCounters,
 }
 
 impl LinkCounters {
@@ -51,6 +59,9 @@ pub struct DayBatch {
     pub jsonl: Vec<u8>,
     pub tlog: Vec<u8>,
     pub receipts: u64,
+    /// An SBS link's accepted lines, for the traffic log, and how many.
+    pub traffic: Vec<u8>,
+    pub traffic_lines: u64,
     pub first_utc_ns: i64,
     pub last_utc_ns: i64,
 }
@@ -127,7 +138,7 @@ impl Output {
     pub fn bytes(&self) -> usize {
         self.batches
             .iter()
-            .map(|b| b.jsonl.len() + b.tlog.len())
+            .map(|b| b.jsonl.len() + b.tlog.len() + b.traffic.len())
             .sum()
     }
 }
@@ -140,6 +151,8 @@ pub struct RecorderSettings {
     pub capture_tlog: bool,
     /// Copy every valid frame into [`Output::frames`] (the link has forwards).
     pub capture_frames: bool,
+    /// The link is an SBS-1 text feed, not MAVLink.
+    pub sbs: bool,
 }
 
 pub struct LinkRecorder {
@@ -147,6 +160,8 @@ pub struct LinkRecorder {
     name_json: String,
     /// One scanner per open connection of a stream link (a serial device is connection 0).
     streams: HashMap<u64, StreamScanner>,
+    /// An SBS link's line cutters, one per connection (`None`: a MAVLink link).
+    sbs: Option<HashMap<u64, SbsLines>>,
     counters: LinkCounters,
     keys: SigningKeys,
     receipts: ReceiptWriter,
@@ -168,6 +183,7 @@ impl LinkRecorder {
             link,
             name_json: receipt::json_string(name),
             streams: HashMap::new(),
+            sbs: settings.sbs.then(HashMap::new),
             counters: LinkCounters::default(),
             keys: SigningKeys::new(settings.signing_keys, settings.reject_bad_signatures),
             receipts: ReceiptWriter {
@@ -241,6 +257,19 @@ impl LinkRecorder {
         out: &mut Output,
     ) {
         self.counters.bytes += bytes.len() as u64;
+        if let Some(cutters) = &mut self.sbs {
+            let arrival = Arrival {
+                utc_ns,
+                mono_ns,
+                link_json: &self.name_json,
+                src_json,
+            };
+            let (link, counters, clock) = (self.link, &mut self.counters, &mut self.receipts.clock);
+            cutters.entry(conn).or_default().push(bytes, &mut |line| {
+                sbs_line(link, line, &arrival, clock, counters, out)
+            });
+            return;
+        }
         let scanner = self.streams.entry(conn).or_default();
         scanner.push(bytes);
         let arrival = Arrival {
@@ -264,6 +293,14 @@ impl LinkRecorder {
         mono_ns: Option<u64>,
         out: &mut Output,
     ) {
+        if let Some(cutters) = &mut self.sbs {
+            let cut = cutters.remove(&conn).and_then(|mut c| c.finish());
+            if let Some(reason) = cut {
+                self.counters.traffic.sbs_lines += 1;
+                self.counters.traffic.reject(reason);
+            }
+            return;
+        }
         let Some(mut scanner) = self.streams.remove(&conn) else {
             return;
         };
@@ -283,7 +320,10 @@ impl LinkRecorder {
     /// A stream link closed (device gone, TCP peer gone): every connection's partial frame is
     /// a reject, and the next bytes start afresh.
     pub fn stream_end(&mut self, utc_ns: i64, mono_ns: Option<u64>, out: &mut Output) {
-        let mut conns: Vec<u64> = self.streams.keys().copied().collect();
+        let mut conns: Vec<u64> = match &self.sbs {
+            Some(cutters) => cutters.keys().copied().collect(),
+            None => self.streams.keys().copied().collect(),
+        };
         conns.sort_unstable();
         for conn in conns {
             self.stream_end_on(conn, utc_ns, mono_ns, out);
@@ -327,7 +367,7 @@ impl ReceiptWriter {
                 if capture_frames {
                     out.frames.push(&frame);
                 }
-                observe(link, &frame, arrival, &mut out.observations);
+                observe(link, &frame, arrival, counters, &mut out.observations);
                 out.frames_seen.push(FrameSeen::classified(
                     link,
                     &frame,
@@ -338,6 +378,63 @@ impl ReceiptWriter {
             }
         }
     }
+}
+
+/// One line of an SBS feed: refused and counted, or a well-formed record; a traffic report is
+/// written to the traffic log and handed to the traffic monitor, stamped as a receipt is (the
+/// whole millisecond the log states), so `analyze` of the log judges the same instant.
+fn sbs_line(
+    link: LinkId,
+    line: crate::sbs::Line<'_>,
+    arrival: &Arrival<'_>,
+    clock: &mut UtcMillis,
+    counters: &mut LinkCounters,
+    out: &mut Output,
+) {
+    use crate::monitor::input::RECEIVE_LOG_RESOLUTION_NS;
+    counters.traffic.sbs_lines += 1;
+    let text = match line {
+        Ok(text) => text,
+        Err(reason) => return counters.traffic.reject(reason),
+    };
+    let report = match crate::sbs::parse_line(text) {
+        Ok(Some(report)) => report,
+        Ok(None) => return,
+        Err(reason) => return counters.traffic.reject(reason),
+    };
+    counters.traffic.reports += 1;
+    let utc_ns = arrival.utc_ns;
+    let batch = out.batch_for(utc_ns);
+    batch.traffic_lines += 1;
+    batch.last_utc_ns = utc_ns;
+    write_traffic_line(&mut batch.traffic, clock, arrival, text);
+    out.observations.push(MonitorInput::Traffic {
+        link,
+        sender: None,
+        utc_ns: utc_ns - utc_ns.rem_euclid(RECEIVE_LOG_RESOLUTION_NS),
+        message: Box::new(crate::wire::traffic::TrafficMessage::Report(report)),
+    });
+}
+
+/// One line of the traffic log: `{"recv_utc":...,"mono_ns":...,"link":...,"src":...,"sbs":...}`
+/// with the SBS line as received.
+fn write_traffic_line(out: &mut Vec<u8>, clock: &mut UtcMillis, arrival: &Arrival<'_>, line: &str) {
+    out.extend_from_slice(br#"{"recv_utc":""#);
+    clock.write(out, arrival.utc_ns);
+    out.extend_from_slice(br#"","mono_ns":"#);
+    match arrival.mono_ns {
+        Some(ns) => out.extend_from_slice(itoa::Buffer::new().format(ns).as_bytes()),
+        None => out.extend_from_slice(b"null"),
+    }
+    out.extend_from_slice(br#","link":"#);
+    out.extend_from_slice(arrival.link_json.as_bytes());
+    if let Some(src) = arrival.src_json {
+        out.extend_from_slice(br#","src":"#);
+        out.extend_from_slice(src.as_bytes());
+    }
+    out.extend_from_slice(br#","sbs":"#);
+    out.extend_from_slice(receipt::json_string(line).as_bytes());
+    out.extend_from_slice(b"}\n");
 }
 
 /// A `.tlog` record: 8-byte big-endian µs UTC, then the frame as received.
@@ -355,11 +452,32 @@ fn observe(
     link: LinkId,
     frame: &Frame<'_>,
     arrival: &Arrival<'_>,
+    counters: &mut LinkCounters,
     observations: &mut Vec<MonitorInput>,
 ) {
     use crate::monitor::input::{RECEIVER_STAMP_RESOLUTION_NS, RECEIVE_LOG_RESOLUTION_NS};
     use crate::wire::fields::{HEARTBEAT, RADIO, RADIO_STATUS, SYSTEM_TIME};
     let utc_ns = arrival.utc_ns;
+    // Traffic and our vehicles' positions, stamped as the log states them; an impossible
+    // value is refused and counted on the link.
+    if crate::wire::traffic::MESSAGES.contains(&frame.msgid) {
+        let logged_ns = utc_ns - utc_ns.rem_euclid(RECEIVE_LOG_RESOLUTION_NS);
+        match MonitorInput::traffic_from_frame(link, frame, logged_ns) {
+            Some(Ok(input)) => {
+                if !matches!(
+                    &input,
+                    MonitorInput::Traffic { message, .. }
+                        if matches!(**message, crate::wire::traffic::TrafficMessage::OwnFix(_))
+                ) {
+                    counters.traffic.reports += 1;
+                }
+                observations.push(input);
+            }
+            Some(Err(reason)) => counters.traffic.reject(reason),
+            None => {}
+        }
+        return;
+    }
     let input = match frame.msgid {
         SYSTEM_TIME => {
             MonitorInput::from_frame(link, frame, None, utc_ns, RECEIVER_STAMP_RESOLUTION_NS)

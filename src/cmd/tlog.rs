@@ -38,7 +38,7 @@ pub enum TlogCommand {
         #[arg(
             long,
             value_delimiter = ',',
-            default_value = "HEARTBEAT,SYSTEM_TIME,STATUSTEXT,RADIO_STATUS,RADIO"
+            default_value = crate::wire::fields::DEFAULT_FIELDS_ARG
         )]
         fields: Vec<String>,
     },

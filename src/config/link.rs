@@ -1,6 +1,6 @@
 //! `[[link]]`: each link's transport (a UDP bind with its allow-list, a serial device with its
-//! speeds and flow control, a TCP peer to connect to, or a TCP listener with its allow-list and
-//! peer cap) and its queue, validated once; and the allow-list match the UDP and TCP tasks apply
+//! speeds and flow control, a TCP peer to connect to, a TCP listener with its allow-list and
+//! peer cap, or an SBS-1 traffic feed to connect to) and its queue, validated once; and the allow-list match the UDP and TCP tasks apply
 //! to every datagram's or connection's source.
 
 use super::raw::{RawBaud, RawLink};
@@ -40,6 +40,12 @@ pub enum LinkTransport {
     /// A TCP client: connects to `host:port`, and again after the peer goes away.
     TcpClient {
         #[serde(rename = "tcp")]
+        peer: HostPort,
+    },
+    /// An SBS-1 ("BaseStation") text feed, as dump1090 and readsb serve it on TCP 30003:
+    /// connected to as a TCP client is, and read as traffic reports, not MAVLink.
+    Sbs {
+        #[serde(rename = "sbs")]
         peer: HostPort,
     },
     /// A TCP server: accepts peers (from `allow`, at most `max_peers` at once).
@@ -208,8 +214,8 @@ fn check_name(
     Ok(())
 }
 
-/// The one transport key a link gives (`udp`, `serial`, `tcp`, `tcp_listen`), and no key that
-/// belongs to another transport.
+/// The one transport key a link gives (`udp`, `serial`, `tcp`, `tcp_listen`, `sbs`), and no
+/// key that belongs to another transport.
 fn transport_of(
     link: &RawLink,
     key: &dyn Fn(&str) -> String,
@@ -220,6 +226,7 @@ fn transport_of(
         ("serial", link.serial.is_some()),
         ("tcp", link.tcp.is_some()),
         ("tcp_listen", link.tcp_listen.is_some()),
+        ("sbs", link.sbs.is_some()),
     ]
     .into_iter()
     .filter_map(|(k, set)| set.then_some(k))
@@ -229,7 +236,7 @@ fn transport_of(
         [] => {
             return Err(invalid(
                 &key("udp"),
-                "a link needs one of `udp = \"addr:port\"`, `serial = \"/dev/...\"`, `tcp = \"host:port\"` or `tcp_listen = \"addr:port\"`".into(),
+                "a link needs one of `udp = \"addr:port\"`, `serial = \"/dev/...\"`, `tcp = \"host:port\"`, `tcp_listen = \"addr:port\"` or `sbs = \"host:30003\"`".into(),
             ))
         }
         [first, second, ..] => {
@@ -300,6 +307,16 @@ fn parse_transport(
                 )
             })?;
             LinkTransport::TcpClient { peer }
+        }
+        "sbs" => {
+            let sbs = link.sbs.as_deref().unwrap_or_default();
+            let peer = HostPort::parse(sbs).ok_or_else(|| {
+                invalid(
+                    &key("sbs"),
+                    format!("`{sbs}` is not a host:port (e.g. \"127.0.0.1:30003\")"),
+                )
+            })?;
+            LinkTransport::Sbs { peer }
         }
         "tcp_listen" => {
             let bind = bind("tcp_listen", &link.tcp_listen, "0.0.0.0:5760")?;
@@ -433,6 +450,23 @@ mod tests {
             default.links[0].kind,
             LinkTransport::TcpListen { max_peers: 8, .. }
         ));
+    }
+
+    #[test]
+    fn an_sbs_feed_is_a_link_of_its_own() {
+        let c = parse("[[link]]\nname = \"adsb\"\nsbs = \"localhost:30003\"\n").unwrap();
+        assert!(
+            matches!(&c.links[0].kind, LinkTransport::Sbs { peer } if peer.as_str() == "localhost:30003")
+        );
+        assert_eq!(c.effective()["link"][0]["sbs"], "localhost:30003");
+        for (text, key) in [
+            ("sbs = \"nohost\"\n", "link[0].sbs"),
+            ("sbs = \"h:1\"\ntcp = \"h:2\"\n", "link[0]"),
+            ("sbs = \"h:1\"\nbaud = 9600\n", "link[0].baud"),
+        ] {
+            let err = refusal(&format!("[[link]]\nname = \"a\"\n{text}"));
+            assert!(err.contains(key), "{text}: {err}");
+        }
     }
 
     #[test]

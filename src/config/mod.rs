@@ -24,7 +24,7 @@ pub use http::{ConnectionLimits, HttpSettings};
 pub use link::{
     allowed, network_contains, Bauds, FlowControl, HostPort, LinkConfig, LinkTransport,
 };
-pub use monitors::{GapSettings, LatencySettings};
+pub use monitors::{GapSettings, LatencySettings, TrafficSettings};
 pub use publish::PublishSettings;
 pub use retention::RetentionSettings;
 pub use signing::SigningSettings;
@@ -119,6 +119,7 @@ pub struct Config {
     pub signing: SigningSettings,
     pub gap: GapSettings,
     pub latency: LatencySettings,
+    pub traffic: TrafficSettings,
     pub http: HttpSettings,
     #[serde(rename = "webhook")]
     pub webhooks: Vec<WebhookSettings>,
@@ -180,6 +181,7 @@ impl Config {
             signing: signing::parse(&raw.signing, &invalid)?,
             gap,
             latency: monitors::parse_latency(&raw.latency, &invalid)?,
+            traffic: monitors::parse_traffic(&raw.traffic, &invalid)?,
             http: http::parse(&raw.http, &invalid)?,
             webhooks: webhook::parse_webhooks(&raw.webhook.0, &invalid)?,
             publish: match &raw.publish {
@@ -190,9 +192,9 @@ impl Config {
         })
     }
 
-    /// The gap and latency settings, for the live daemon and `analyze` alike.
+    /// The gap, latency and traffic settings, for the live daemon and `analyze` alike.
     pub fn watch_settings(&self) -> WatchSettings {
-        monitors::watch_settings(&self.gap, &self.latency)
+        monitors::watch_settings(&self.gap, &self.latency, &self.traffic)
     }
 
     /// The effective settings as JSON, for `check-config` and the `receiver` start event:
@@ -225,6 +227,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn traffic_thresholds_and_our_vehicles_broadcast_identities() {
+        let c = parse(
+            "[[link]]\nname = \"adsb\"\nsbs = \"127.0.0.1:30003\"\n[gap]\nvehicles = { 4 = { name = \"UAS-04\", icao = \"a1b2c3\", uas_id = \"FOX-UAS-04\" }, 22 = \"UGV-02\" }\n[traffic]\nstale_s = 30.0\nhorizontal_m = 500.0\n",
+        )
+        .unwrap();
+        assert_eq!(c.gap.vehicles[&4], "UAS-04");
+        assert_eq!(c.gap.identities[&4].icao.as_deref(), Some("A1B2C3"));
+        let t = c.watch_settings().traffic;
+        assert_eq!(
+            (t.stale_ns, t.horizontal_m, t.vertical_m),
+            (30_000_000_000, 500.0, 150.0)
+        );
+        assert_eq!(t.own_icao[&0xA1B2C3], 4);
+        assert_eq!(t.own_uas_ids["FOX-UAS-04"], 4);
+        assert_eq!(t.vehicles[&22], "UGV-02");
+        assert_eq!(c.effective()["gap"]["identities"]["4"]["icao"], "A1B2C3");
+        for (text, key) in [
+            ("[traffic]\nstale_s = 0.0\n", "traffic.stale_s"),
+            ("[traffic]\nhorizontal_m = 1e6\n", "traffic.horizontal_m"),
+            ("[traffic]\nnearby_m = 3\n", "nearby_m"),
+            (
+                "[gap]\nvehicles = { 4 = { name = \"a\", icao = \"XYZ\" } }\n",
+                "gap.vehicles.4.icao",
+            ),
+        ] {
+            let err = refusal(&format!(
+                "[[link]]\nname = \"a\"\nudp = \"0.0.0.0:1\"\n{text}"
+            ));
+            assert!(err.contains(key), "{text}: {err}");
+        }
+    }
+
+    #[test]
     fn the_design_example_parses() {
         let c = parse(
             r#"
@@ -253,8 +288,10 @@ url = "http://127.0.0.1:9000/alerts"
         assert_eq!(c.gap.vehicles[&22], "UGV-02");
         assert_eq!(
             c.fields_for,
-            FieldSelection::Only(vec![0, 2, 253, 109, 166])
+            FieldSelection::Only(vec![0, 2, 253, 109, 166, 33, 24, 246, 12900, 12901, 12904])
         );
+        assert_eq!(c.traffic.horizontal_m, 1000.0);
+        assert!(c.gap.identities.is_empty());
         assert!(matches!(
             c.links[1].kind,
             LinkTransport::Serial { ref baud, .. } if baud.all() == [57600]

@@ -36,6 +36,10 @@ pub const RANGES: &[Range] = &[
     range("link.gap_threshold_s", 0.1, 86_400.0, "s"),
     range("latency.window_s", 1.0, 86_400.0, "s"),
     range("latency.report_interval_s", 1.0, 86_400.0, "s"),
+    range("traffic.stale_s", 1.0, 3_600.0, "s"),
+    range("traffic.horizontal_m", 10.0, 100_000.0, "m"),
+    range("traffic.vertical_m", 1.0, 10_000.0, "m"),
+    range("traffic.own_match_m", 1.0, 1_000.0, "m"),
     range("http.max_connections", 1.0, 65_536.0, "connections"),
     range(
         "http.max_connections_per_peer",

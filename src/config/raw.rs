@@ -20,15 +20,9 @@ fn default_buffer_mb() -> u64 {
 }
 fn default_fields() -> RawFields {
     RawFields::Names(
-        [
-            "HEARTBEAT",
-            "SYSTEM_TIME",
-            "STATUSTEXT",
-            "RADIO_STATUS",
-            "RADIO",
-        ]
-        .map(String::from)
-        .to_vec(),
+        crate::wire::fields::DEFAULT_FIELDS
+            .map(String::from)
+            .to_vec(),
     )
 }
 
@@ -81,6 +75,8 @@ pub(super) struct RawConfig {
     pub(super) gap: RawGap,
     #[serde(default)]
     pub(super) latency: RawLatency,
+    #[serde(default)]
+    pub(super) traffic: RawTraffic,
     #[serde(default)]
     pub(super) http: RawHttp,
     #[serde(default)]
@@ -140,6 +136,7 @@ pub(super) struct RawLink {
     pub(super) udp: Option<String>,
     pub(super) tcp: Option<String>,
     pub(super) tcp_listen: Option<String>,
+    pub(super) sbs: Option<String>,
     #[serde(default)]
     pub(super) allow: Vec<String>,
     pub(super) max_peers: Option<u64>,
@@ -209,9 +206,65 @@ pub(super) struct RawGap {
     #[serde(default)]
     pub(super) ignore_sysids: Vec<u8>,
     #[serde(default)]
-    pub(super) vehicles: BTreeMap<String, String>,
+    pub(super) vehicles: BTreeMap<String, RawVehicle>,
     #[serde(default)]
     pub(super) thresholds: BTreeMap<String, f64>,
+}
+
+/// A `[gap] vehicles` entry: its name (`4 = "UAS-04"`), or its name with its own transponder's
+/// ICAO address and its Remote ID UAS ID (`4 = { name = "UAS-04", icao = "A1B2C3" }`), so the
+/// traffic monitor knows its own broadcasts for what they are.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(super) enum RawVehicle {
+    Name(String),
+    Full(RawVehicleIds),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawVehicleIds {
+    pub(super) name: String,
+    pub(super) icao: Option<String>,
+    pub(super) uas_id: Option<String>,
+}
+
+fn default_stale_s() -> f64 {
+    20.0
+}
+fn default_horizontal_m() -> f64 {
+    1_000.0
+}
+fn default_vertical_m() -> f64 {
+    150.0
+}
+fn default_own_match_m() -> f64 {
+    30.0
+}
+
+/// `[traffic]`: when a track ages out and what is near.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTraffic {
+    #[serde(default = "default_stale_s")]
+    pub(super) stale_s: f64,
+    #[serde(default = "default_horizontal_m")]
+    pub(super) horizontal_m: f64,
+    #[serde(default = "default_vertical_m")]
+    pub(super) vertical_m: f64,
+    #[serde(default = "default_own_match_m")]
+    pub(super) own_match_m: f64,
+}
+
+impl Default for RawTraffic {
+    fn default() -> Self {
+        Self {
+            stale_s: default_stale_s(),
+            horizontal_m: default_horizontal_m(),
+            vertical_m: default_vertical_m(),
+            own_match_m: default_own_match_m(),
+        }
+    }
 }
 
 impl Default for RawGap {

@@ -26,8 +26,13 @@ impl Config {
     /// (`check-config` prints it; a test holds the shipped unit against the shipped config).
     pub fn resource_bounds(&self) -> ResourceBounds {
         const MIB: u64 = 1024 * 1024;
-        // Receive log, events and (when on) the .tlog each buffer up to buffer_mb for a slow disk.
-        let streams = if self.tlog { 3 } else { 2 };
+        // Receive log, events and (when on) the .tlog and the traffic log each buffer up to
+        // buffer_mb for a slow disk.
+        let sbs = self
+            .links
+            .iter()
+            .any(|l| matches!(l.kind, LinkTransport::Sbs { .. }));
+        let streams = 2 + u64::from(self.tlog) + u64::from(sbs);
         // Each link: its scanner queue, and the kernel's socket buffer (charged to the cgroup).
         let links: u64 = self
             .links
@@ -38,6 +43,7 @@ impl Config {
                         LinkTransport::Udp { rcvbuf_bytes, .. } => rcvbuf_bytes,
                         LinkTransport::Serial { .. }
                         | LinkTransport::TcpClient { .. }
+                        | LinkTransport::Sbs { .. }
                         | LinkTransport::TcpListen { .. } => 0,
                     }
             })

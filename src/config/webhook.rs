@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use crate::monitor::event::{
     ClockKind, CoverageKind, DroppedKind, LatencyKind, LinkKind, ReceiverKind, RetentionKind,
-    TelemetryGapKind,
+    TelemetryGapKind, TrafficProximityKind, TrafficTrackKind,
 };
 
 /// The event kinds a webhook may subscribe to: every `kind` the events stream has.
@@ -24,6 +24,8 @@ pub const EVENT_KINDS: &[&str] = &[
     DroppedKind::NAME,
     RetentionKind::NAME,
     CoverageKind::NAME,
+    TrafficProximityKind::NAME,
+    TrafficTrackKind::NAME,
 ];
 
 /// What the POST body is.

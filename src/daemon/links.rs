@@ -1,6 +1,7 @@
 //! The receiver's links as tasks: for each configured link, its byte queue, its scanner thread
 //! (which records what the link reads and hands batches to the pipeline and frames to the
-//! forward outputs) and the task that reads the transport (UDP, serial, TCP client or server).
+//! forward outputs) and the task that reads the transport (UDP, serial, TCP client or server,
+//! or an SBS feed, read as a TCP client is).
 //! Every socket binds before anything runs, so a port in use is a clear, immediate error
 //! naming the link. Stopped in data order: the reading tasks first, then the scanners, which
 //! finish what is queued.
@@ -40,6 +41,7 @@ impl Links {
             reject_bad_signatures: config.signing.reject_bad,
             capture_tlog: config.tlog,
             capture_frames: false,
+            sbs: false,
         };
         let mut links = Links {
             shares: Vec::new(),
@@ -55,6 +57,7 @@ impl Links {
                 &link.name,
                 RecorderSettings {
                     capture_frames: !taps.is_empty(),
+                    sbs: matches!(link.kind, LinkTransport::Sbs { .. }),
                     ..recorder_settings.clone()
                 },
             );
@@ -145,7 +148,8 @@ fn spawn_reader(
             };
             tokio::spawn(serial::run(name, settings, queue, shutdown))
         }
-        LinkTransport::TcpClient { peer } => {
+        // An SBS feed is read as a TCP client link is (its recorder reads the lines).
+        LinkTransport::TcpClient { peer } | LinkTransport::Sbs { peer } => {
             tracing::info!(link = %name, %peer, "connecting");
             tokio::spawn(tcp_client::run(name, peer.clone(), queue, shutdown))
         }

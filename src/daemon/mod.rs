@@ -25,11 +25,12 @@ pub mod udp;
 
 use crate::clock;
 use crate::config::Config;
+use crate::config::LinkTransport;
 use crate::pipeline::{PipelineCore, PipelineSettings};
 use crate::service::files::{self, FileSettings};
 use crate::service::stop::{self, Stop, FILE_CLOSE_RESERVE};
 use crate::service::{Asked, Service};
-use crate::sink::{EVENTS, RECEIVE_LOG, TLOG};
+use crate::sink::{EVENTS, RECEIVE_LOG, TLOG, TRAFFIC_LOG};
 use anyhow::Context;
 use links::Links;
 use pipeline::{Pipeline, Sinks};
@@ -84,6 +85,12 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let sinks = Sinks {
         receive: files.open(RECEIVE_LOG)?,
         tlog: config.tlog.then(|| files.open(TLOG)).transpose()?,
+        traffic: config
+            .links
+            .iter()
+            .any(|l| matches!(l.kind, LinkTransport::Sbs { .. }))
+            .then(|| files.open(TRAFFIC_LOG))
+            .transpose()?,
         events: files::open_events(
             &files,
             EVENTS,
@@ -182,6 +189,7 @@ impl Running {
         let Sinks {
             receive,
             tlog,
+            traffic,
             events,
         } = pipeline.context("pipeline task failed")?.sinks;
         if let Some(publisher) = self.publisher {
@@ -202,6 +210,9 @@ impl Running {
             tokio::task::spawn_blocking(move || {
                 receive.close();
                 if let Some(t) = tlog {
+                    t.close();
+                }
+                if let Some(t) = traffic {
                     t.close();
                 }
             }),

@@ -28,6 +28,8 @@ const MAX_BATCHES_PER_PASS: usize = 64;
 pub struct Sinks {
     pub receive: WriterHandle,
     pub tlog: Option<WriterHandle>,
+    /// The SBS feeds' traffic log, when a link is one.
+    pub traffic: Option<WriterHandle>,
     pub events: EventSink,
 }
 
@@ -36,6 +38,7 @@ impl Sinks {
         [
             Some(&self.receive),
             self.tlog.as_ref(),
+            self.traffic.as_ref(),
             Some(&self.events.file),
         ]
         .into_iter()
@@ -125,6 +128,11 @@ impl Pipeline {
                 Action::Write(Stream::Tlog, batch) => {
                     if let Some(tlog) = &self.sinks.tlog {
                         tlog.offer(batch);
+                    }
+                }
+                Action::Write(Stream::Traffic, batch) => {
+                    if let Some(traffic) = &self.sinks.traffic {
+                        traffic.offer(batch);
                     }
                 }
                 Action::Emit(event) => self.sinks.events.emit(&event),

@@ -1,6 +1,7 @@
 //! The events stream's records: one JSON object per event, `utc` first, then `kind`
-//! (`telemetry_gap`, `link_gap`, `sysid_conflict`, `stream`, `latency`, `clock`, `link`,
-//! `receiver`, `dropped`, `retention`, and the `range` view's `coverage`), then the kind's fields
+//! (`telemetry_gap`, `link_gap`, `sysid_conflict`, `stream`, `traffic_proximity`, `traffic`,
+//! `latency`, `clock`, `link`, `receiver`, `dropped`, `retention`, and the `range` view's
+//! `coverage`), then the kind's fields
 //! in a fixed order (serde writes struct fields in declaration order).
 //!
 //! The monitors build `telemetry_gap`, `latency` and `clock` events; the `link`, `receiver`,
@@ -92,6 +93,14 @@ event_kind!(
 event_kind!(
     /// `kind: "stream"`: a steady message stream that stopped or slowed while heartbeats go on.
     StreamKind = "stream"
+);
+event_kind!(
+    /// `kind: "traffic_proximity"`: other traffic within the thresholds of one of our vehicles.
+    TrafficProximityKind = "traffic_proximity"
+);
+event_kind!(
+    /// `kind: "traffic"`: a traffic track's life (`lost`).
+    TrafficTrackKind = "traffic"
 );
 
 /// Whether a telemetry gap is still running (`open`) or ended by a heartbeat (`closed`).
@@ -459,6 +468,99 @@ pub struct CoverageEvent {
     pub title: String,
 }
 
+/// Where a traffic report came from: its kind (`adsb`, `remote_id`, `sbs`), the link, and the
+/// system that sent it over MAVLink (a ground ADS-B receiver, or one of our vehicles relaying
+/// what its ADS-B-in or Remote ID receiver hears); null for an SBS feed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrafficSource {
+    pub kind: String,
+    pub link: String,
+    pub relayed_by: Option<u8>,
+}
+
+/// One moment of a proximity: the horizontal distance (on the WGS-84 ellipsoid) and the
+/// vertical separation (positive: the traffic is above), metres.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TrafficPoint {
+    pub utc: UtcTime,
+    pub horizontal_m: f64,
+    pub vertical_m: Option<f64>,
+}
+
+/// A `traffic_proximity` event: a traffic track within `threshold_horizontal_m` and
+/// `threshold_vertical_m` of one of our vehicles (`open`), or out of them again, lost, or no
+/// longer judged (`closed`, with `reason`). Every key is always present (null where it does
+/// not apply).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrafficProximityEvent {
+    pub utc: UtcTime,
+    pub kind: TrafficProximityKind,
+    pub sysid: u8,
+    pub name: Option<String>,
+    pub state: GapState,
+    /// The track's key: its ICAO address (six hex digits) or its Remote ID UAS ID.
+    pub icao: Option<String>,
+    pub uas_id: Option<String>,
+    pub callsign: Option<String>,
+    /// At the event: the distance on the ellipsoid, the vertical separation (null when the
+    /// traffic gave no altitude: then judged on the horizontal alone), the bearing from our
+    /// vehicle to it (degrees from true north).
+    pub horizontal_m: f64,
+    pub vertical_m: Option<f64>,
+    pub bearing_deg: f64,
+    /// The traffic's altitude and what it is measured from (`pressure_standard`,
+    /// `pressure_qnh`, `geometric`, `ellipsoid`), and ours (`msl`, or `ellipsoid` when the
+    /// vehicle's GNSS gave its geoid separation): `vertical_basis` says which two
+    /// `vertical_m` compares, e.g. `pressure_standard vs msl`.
+    pub altitude_m: Option<f64>,
+    pub altitude_ref: Option<String>,
+    pub own_altitude_m: f64,
+    pub own_altitude_ref: String,
+    pub vertical_basis: Option<String>,
+    /// The nearest the track has come to the vehicle since the proximity opened (smallest
+    /// slant distance, or horizontal where no altitude is known).
+    pub closest: TrafficPoint,
+    pub threshold_horizontal_m: f64,
+    pub threshold_vertical_m: f64,
+    pub source: TrafficSource,
+    /// When it opened, and for how long (`closed` only).
+    pub opened_utc: Option<UtcTime>,
+    pub lasted_s: Option<f64>,
+    /// Why it closed: `left` (out of the thresholds and their hysteresis), `lost` (the track
+    /// aged out), `own_position_lost` (no position of our vehicle for `stale_s`).
+    pub reason: Option<String>,
+    /// `Traffic N123AB 640 m and 45 m above UAS-04`.
+    pub title: String,
+    /// The `range` view only: the sites whose own proximity events made this one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sites: Vec<String>,
+}
+
+/// What happened to a track.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TrafficState {
+    /// Not updated for `stale_s`: dropped.
+    Lost,
+}
+
+/// A `traffic` event: a track that aged out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrafficEvent {
+    pub utc: UtcTime,
+    pub kind: TrafficTrackKind,
+    pub state: TrafficState,
+    pub icao: Option<String>,
+    pub uas_id: Option<String>,
+    pub callsign: Option<String>,
+    /// Its last report, and how many it had.
+    pub last_utc: UtcTime,
+    pub reports: u64,
+    pub source: TrafficSource,
+    pub stale_s: f64,
+    pub title: String,
+}
+
 /// Any event of the events stream. Serialises as the inner struct alone (no wrapper), and
 /// deserialises by its `kind`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -475,6 +577,10 @@ pub enum Event {
     LinkGap(LinkGapEvent),
     SysidConflict(SysidConflictEvent),
     Stream(StreamEvent),
+    /// Boxed: the largest event by far (the track and the closest point), which would make
+    /// every event, and every pipeline action, twice the size.
+    TrafficProximity(Box<TrafficProximityEvent>),
+    Traffic(TrafficEvent),
 }
 
 impl Event {
@@ -492,6 +598,8 @@ impl Event {
             Event::LinkGap(event) => event.utc,
             Event::SysidConflict(event) => event.utc,
             Event::Stream(event) => event.utc,
+            Event::TrafficProximity(event) => event.utc,
+            Event::Traffic(event) => event.utc,
         }
     }
 
@@ -509,6 +617,8 @@ impl Event {
             Event::LinkGap(_) => LinkGapKind::NAME,
             Event::SysidConflict(_) => SysidConflictKind::NAME,
             Event::Stream(_) => StreamKind::NAME,
+            Event::TrafficProximity(_) => TrafficProximityKind::NAME,
+            Event::Traffic(_) => TrafficTrackKind::NAME,
         }
     }
 
@@ -586,6 +696,18 @@ impl From<StreamEvent> for Event {
     }
 }
 
+impl From<TrafficProximityEvent> for Event {
+    fn from(event: TrafficProximityEvent) -> Self {
+        Event::TrafficProximity(Box::new(event))
+    }
+}
+
+impl From<TrafficEvent> for Event {
+    fn from(event: TrafficEvent) -> Self {
+        Event::Traffic(event)
+    }
+}
+
 /// The design's example events, for tests across the crate.
 #[cfg(test)]
 pub mod examples {
@@ -630,6 +752,45 @@ pub mod examples {
         }
     }
 
+    /// An aircraft 640 m from UAS-04 and 45 m above it, by ADS-B from a ground receiver.
+    pub fn traffic_proximity() -> TrafficProximityEvent {
+        TrafficProximityEvent {
+            utc: at("2026-09-24T14:40:01.250Z"),
+            kind: TrafficProximityKind,
+            sysid: 4,
+            name: Some("UAS-04".into()),
+            state: GapState::Open,
+            icao: Some("A1B2C3".into()),
+            uas_id: None,
+            callsign: Some("N123AB".into()),
+            horizontal_m: 640.21,
+            vertical_m: Some(45.3),
+            bearing_deg: 271.5,
+            altitude_m: Some(533.4),
+            altitude_ref: Some("pressure_qnh".into()),
+            own_altitude_m: 488.1,
+            own_altitude_ref: "msl".into(),
+            vertical_basis: Some("pressure_qnh vs msl".into()),
+            closest: TrafficPoint {
+                utc: at("2026-09-24T14:40:01.250Z"),
+                horizontal_m: 640.21,
+                vertical_m: Some(45.3),
+            },
+            threshold_horizontal_m: 1000.0,
+            threshold_vertical_m: 150.0,
+            source: TrafficSource {
+                kind: "adsb".into(),
+                link: "radio1".into(),
+                relayed_by: Some(200),
+            },
+            opened_utc: None,
+            lasted_s: None,
+            reason: None,
+            title: "Traffic N123AB 640 m and 45 m above UAS-04".into(),
+            sites: Vec::new(),
+        }
+    }
+
     /// A window's latency for `sysid`: p95 twice the median, the maximum three times.
     pub fn latency(sysid: u8, utc_ns: i64, p50: f64) -> LatencyEvent {
         LatencyEvent {
@@ -652,7 +813,7 @@ pub mod examples {
 
 #[cfg(test)]
 mod tests {
-    use super::examples::{closed_gap, latency, open_gap};
+    use super::examples::{closed_gap, latency, open_gap, traffic_proximity};
     use super::*;
 
     #[test]
@@ -678,6 +839,34 @@ mod tests {
         assert_eq!(keys.len(), 14);
         assert_eq!(value["state"], "open");
         assert!(value["next_recv_utc"].is_null() && value["title"].is_null());
+    }
+
+    #[test]
+    fn a_traffic_proximity_has_every_key_in_order_and_reads_back() {
+        let event = Event::from(traffic_proximity());
+        let line = event.to_json_line();
+        assert!(
+            line.starts_with(r#"{"utc":"2026-09-24T14:40:01.250Z","kind":"traffic_proximity","sysid":4,"name":"UAS-04","state":"open","icao":"A1B2C3","uas_id":null,"callsign":"N123AB","horizontal_m":640.21,"vertical_m":45.3,"#),
+            "{line}"
+        );
+        assert!(line.ends_with(r#""title":"Traffic N123AB 640 m and 45 m above UAS-04"}"#));
+        let back: Event = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, event);
+        let lost = Event::from(TrafficEvent {
+            utc: UtcTime(20_001_000_000),
+            kind: TrafficTrackKind,
+            state: TrafficState::Lost,
+            icao: Some("A1B2C3".into()),
+            uas_id: None,
+            callsign: None,
+            last_utc: UtcTime(0),
+            reports: 7,
+            source: traffic_proximity().source,
+            stale_s: 20.0,
+            title: "Traffic A1B2C3 lost: not heard for 20.0 s".into(),
+        });
+        let back: Event = serde_json::from_str(&lost.to_json_line()).unwrap();
+        assert_eq!((back.kind(), back), ("traffic", lost));
     }
 
     #[test]

@@ -1,13 +1,17 @@
 //! What the monitors are told about a receipt: a HEARTBEAT (for the gap detectors and the
-//! conflict detector), a SYSTEM_TIME (for the latency estimator) or a RADIO_STATUS (for the
-//! radio watch), judged in stamp order; and of every receipt a [`FrameSeen`], counted as it
+//! conflict detector), a SYSTEM_TIME (for the latency estimator), a RADIO_STATUS (for the
+//! radio watch) or a traffic report or own position (for the traffic monitor: MAVLink's
+//! `ADSB_VEHICLE`, `OPEN_DRONE_ID_*`, `GLOBAL_POSITION_INT`, `GPS_RAW_INT`, or an SBS line),
+//! judged in stamp order; and of every receipt a [`FrameSeen`], counted as it
 //! comes (delivery, rates). Built in one place, from a frame (the live daemon, `.tlog` files)
 //! or from a receive-log line (`analyze`), so every path feeds the monitors alike.
 
 use crate::link::LinkId;
 use crate::receipt::ReceiptRecord;
+use crate::traffic::TrafficReject;
 use crate::wire::fields::{self, HEARTBEAT, RADIO, RADIO_STATUS, SYSTEM_TIME};
 use crate::wire::sequence::{SeqOutcome, SequenceTracker};
+use crate::wire::traffic::{self as traffic_wire, TrafficMessage};
 use crate::wire::Frame;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +43,15 @@ pub enum MonitorInput {
         resolution_ns: i64,
         time_unix_usec: u64,
         time_boot_ms: u32,
+    },
+    /// Traffic (`ADSB_VEHICLE`, `OPEN_DRONE_ID_*`, an SBS line) or one of our vehicles' own
+    /// position (`GLOBAL_POSITION_INT`, `GPS_RAW_INT`). Boxed: most inputs are heartbeats.
+    Traffic {
+        link: LinkId,
+        /// The MAVLink sender (system, component); `None` for an SBS line.
+        sender: Option<(u8, u8)>,
+        utc_ns: i64,
+        message: Box<TrafficMessage>,
     },
 }
 
@@ -105,8 +118,27 @@ impl MonitorInput {
                     time_boot_ms: t.time_boot_ms,
                 })
             }
+            msgid if traffic_wire::MESSAGES.contains(&msgid) => {
+                Self::traffic_from_frame(link, frame, utc_ns).and_then(Result::ok)
+            }
             _ => None,
         }
+    }
+
+    /// The traffic input of a frame of [`traffic_wire::MESSAGES`]: `None` for another message
+    /// or one that says nothing usable (no fix yet), a refusal for an impossible value.
+    pub fn traffic_from_frame(
+        link: LinkId,
+        frame: &Frame<'_>,
+        utc_ns: i64,
+    ) -> Option<Result<MonitorInput, TrafficReject>> {
+        let read = traffic_wire::read_payload(frame.msgid, frame.payload)?;
+        Some(read.map(|message| MonitorInput::Traffic {
+            link,
+            sender: Some((frame.sysid, frame.compid)),
+            utc_ns,
+            message: Box::new(message),
+        }))
     }
 
     /// The input a receive-log line gives (its `recv_utc` already parsed to `utc_ns`). A
@@ -157,6 +189,20 @@ impl MonitorInput {
                     _ => Err(SystemTimeWithoutFields),
                 }
             }
+            // Without its fields (a receive log written with another `fields` setting) a
+            // traffic or position receipt says nothing; an impossible value was refused live
+            // and is refused again.
+            msgid if traffic_wire::MESSAGES.contains(&msgid) => Ok(record
+                .fields()
+                .as_ref()
+                .and_then(|f| traffic_wire::read(msgid, f))
+                .and_then(Result::ok)
+                .map(|message| MonitorInput::Traffic {
+                    link,
+                    sender: Some((record.sysid, record.compid)),
+                    utc_ns,
+                    message: Box::new(message),
+                })),
             _ => Ok(None),
         }
     }
@@ -166,7 +212,8 @@ impl MonitorInput {
         match &mut self {
             MonitorInput::Heartbeat { link: l, .. }
             | MonitorInput::SystemTime { link: l, .. }
-            | MonitorInput::RadioStatus { link: l, .. } => *l = link,
+            | MonitorInput::RadioStatus { link: l, .. }
+            | MonitorInput::Traffic { link: l, .. } => *l = link,
         }
         self
     }
@@ -175,7 +222,8 @@ impl MonitorInput {
         match *self {
             MonitorInput::Heartbeat { link, .. }
             | MonitorInput::SystemTime { link, .. }
-            | MonitorInput::RadioStatus { link, .. } => link,
+            | MonitorInput::RadioStatus { link, .. }
+            | MonitorInput::Traffic { link, .. } => link,
         }
     }
 
@@ -183,7 +231,8 @@ impl MonitorInput {
         match *self {
             MonitorInput::Heartbeat { utc_ns, .. }
             | MonitorInput::SystemTime { utc_ns, .. }
-            | MonitorInput::RadioStatus { utc_ns, .. } => utc_ns,
+            | MonitorInput::RadioStatus { utc_ns, .. }
+            | MonitorInput::Traffic { utc_ns, .. } => utc_ns,
         }
     }
 }

@@ -2,7 +2,8 @@
 //! detector ([`gap`]) and each link's ([`link_gap`]), the SYSTEM_TIME latency estimator
 //! ([`latency`]), the radios ([`radio`]), what redundant links deliver ([`delivery`]), two
 //! senders on one id ([`conflict`]), streams that stop ([`streams`]), the receiver clock watch
-//! ([`ntp`]), what each system's heartbeat says of it ([`heartbeat`]), what they are fed ([`input`]) in event-time order ([`merge`]) by one
+//! ([`ntp`]), what each system's heartbeat says of it ([`heartbeat`]), the traffic around our
+//! vehicles ([`traffic`]), what they are fed ([`input`]) in event-time order ([`merge`]) by one
 //! loop ([`driver`]), and the events they produce ([`event`]).
 //!
 //! Nothing in this module reads a clock, opens a socket or touches a file. Time is always an
@@ -25,6 +26,7 @@ pub mod ntp;
 pub mod radio;
 pub mod streams;
 pub mod title;
+pub mod traffic;
 pub mod watch;
 
 /// The monitors' time type and its text form, from the crate's time axis ([`crate::utc`]).

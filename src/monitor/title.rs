@@ -1,6 +1,9 @@
 //! The wording of telemetry_gap findings: the title with the gap to three significant figures
 //! (`Heartbeat due and not received. Nothing for 6.96 s`) and the `Observed:` sentence every gap
-//! event carries. Both are contract text from the product documentation.
+//! event carries. Both are contract text from the product documentation. And the traffic
+//! titles in the same house style (`Traffic N123AB 640 m and 45 m above UAS-04`): distances in
+//! whole metres, the traffic by its callsign (else its ICAO address or UAS ID), our vehicle by
+//! its configured name (else `sysid N`).
 
 /// Carried by every telemetry_gap event: a receive gap proves only that nothing arrived.
 pub const OBSERVED: &str = "Observed: telemetry receive gap, not necessarily radio failure";
@@ -75,10 +78,105 @@ pub fn seconds_to_three_significant_figures(span_ns: i64) -> String {
     }
 }
 
+/// Whole metres, as traffic titles give distances (`640`, `1150`).
+fn metres(m: f64) -> String {
+    format!("{:.0}", m.abs())
+}
+
+/// `640 m and 45 m above`, `640 m and 12 m below`, or `640 m, altitude unknown,` when the
+/// traffic gave none.
+fn separation(horizontal_m: f64, vertical_m: Option<f64>) -> String {
+    match vertical_m {
+        Some(v) if v.round() < 0.0 => {
+            format!("{} m and {} m below", metres(horizontal_m), metres(v))
+        }
+        Some(v) => format!("{} m and {} m above", metres(horizontal_m), metres(v)),
+        None => format!("{} m, altitude unknown, from", metres(horizontal_m)),
+    }
+}
+
+/// An open proximity: `Traffic N123AB 640 m and 45 m above UAS-04`.
+pub fn traffic_title(
+    traffic: &str,
+    horizontal_m: f64,
+    vertical_m: Option<f64>,
+    vehicle: &str,
+) -> String {
+    format!(
+        "Traffic {traffic} {} {vehicle}",
+        separation(horizontal_m, vertical_m)
+    )
+}
+
+/// A closed proximity: `Traffic N123AB clear of UAS-04 at 1150 m; closest 212 m and 30 m
+/// above`, or `Traffic N123AB lost near UAS-04; ...`, or `Traffic N123AB no longer judged
+/// against UAS-04 (no position of it); ...`.
+pub fn traffic_closed_title(
+    traffic: &str,
+    vehicle: &str,
+    reason: &str,
+    horizontal_m: f64,
+    closest_horizontal_m: f64,
+    closest_vertical_m: Option<f64>,
+) -> String {
+    let closest = separation(closest_horizontal_m, closest_vertical_m);
+    let closest = closest.trim_end_matches(", altitude unknown, from");
+    match reason {
+        "lost" => format!("Traffic {traffic} lost near {vehicle}; closest {closest}"),
+        "own_position_lost" => format!(
+            "Traffic {traffic} no longer judged against {vehicle} (no position of it); closest {closest}"
+        ),
+        _ => format!(
+            "Traffic {traffic} clear of {vehicle} at {} m; closest {closest}",
+            metres(horizontal_m)
+        ),
+    }
+}
+
+/// A track that aged out: `Traffic N123AB lost: not heard for 20.0 s`.
+pub fn traffic_lost_title(traffic: &str, silent_ns: i64) -> String {
+    format!(
+        "Traffic {traffic} lost: not heard for {} s",
+        seconds_to_three_significant_figures(silent_ns)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::utc::parse_utc_ns;
+
+    #[test]
+    fn traffic_titles_in_the_house_style() {
+        assert_eq!(
+            traffic_title("N123AB", 640.4, Some(45.2), "UAS-04"),
+            "Traffic N123AB 640 m and 45 m above UAS-04"
+        );
+        assert_eq!(
+            traffic_title("4CA2D6", 1_000.0, Some(-12.6), "sysid 7"),
+            "Traffic 4CA2D6 1000 m and 13 m below sysid 7"
+        );
+        assert_eq!(
+            traffic_title("N123AB", 300.0, Some(-0.4), "UAS-04"),
+            "Traffic N123AB 300 m and 0 m above UAS-04"
+        );
+        assert_eq!(
+            traffic_title("FOX-RID-77", 80.0, None, "UAS-04"),
+            "Traffic FOX-RID-77 80 m, altitude unknown, from UAS-04"
+        );
+        assert_eq!(
+            traffic_closed_title("N123AB", "UAS-04", "left", 1_150.2, 212.0, Some(30.0)),
+            "Traffic N123AB clear of UAS-04 at 1150 m; closest 212 m and 30 m above"
+        );
+        assert_eq!(
+            traffic_closed_title("N123AB", "UAS-04", "lost", 900.0, 212.0, None),
+            "Traffic N123AB lost near UAS-04; closest 212 m"
+        );
+        assert_eq!(
+            traffic_lost_title("N123AB", 20_000_000_001),
+            "Traffic N123AB lost: not heard for 20.0 s"
+        );
+    }
 
     fn title_between(last: &str, next: &str) -> String {
         gap_title(parse_utc_ns(next).unwrap() - parse_utc_ns(last).unwrap())

@@ -1,7 +1,7 @@
 //! The watch: every monitor together, fed receipts and asked what is due, so the live pipeline
 //! and `analyze` run exactly the same rules: the telemetry_gap detector, the per-link gaps, the
 //! latency estimator, the radios, what redundant links deliver, two senders on one id and
-//! streams that stop. Latency reports are scheduled on the receipts' clock (every
+//! streams that stop, and the traffic around our vehicles. Latency reports are scheduled on the receipts' clock (every
 //! `report_interval`, from the first SYSTEM_TIME), so a recording replayed gives its reports at
 //! the same instants the live daemon did.
 //!
@@ -19,6 +19,7 @@ use super::link_gap::{Beat, LinkGapDetector};
 use super::ntp::ClockStatus;
 use super::radio::{RadioKey, RadioWatch};
 use super::streams::StreamWatch;
+use super::traffic::{Heard, TrafficConfig, TrafficMonitor};
 use crate::link::LinkId;
 use crate::utc::{seconds_to_ns, NANOS_PER_MILLI};
 use std::collections::BTreeMap;
@@ -30,6 +31,7 @@ pub struct WatchSettings {
     pub gap: GapConfig,
     pub latency: LatencyConfig,
     pub report_interval_s: f64,
+    pub traffic: TrafficConfig,
 }
 
 impl Default for WatchSettings {
@@ -38,6 +40,7 @@ impl Default for WatchSettings {
             gap: GapConfig::default(),
             latency: LatencyConfig::default(),
             report_interval_s: 10.0,
+            traffic: TrafficConfig::default(),
         }
     }
 }
@@ -52,6 +55,7 @@ pub struct Watch {
     pub delivery: Delivery,
     pub conflicts: ConflictDetector,
     pub streams: StreamWatch,
+    pub traffic: TrafficMonitor,
     /// Link names as the inputs gave them, for the radios of a gap's links.
     link_ids: BTreeMap<String, LinkId>,
     report_interval_ns: i64,
@@ -70,6 +74,7 @@ impl Watch {
             delivery: Delivery::default(),
             conflicts: ConflictDetector::new(names.clone()),
             streams: StreamWatch::new(names),
+            traffic: TrafficMonitor::new(settings.traffic),
             link_ids: BTreeMap::new(),
             report_interval_ns: seconds_to_ns(settings.report_interval_s).max(1),
             next_report_ns: None,
@@ -185,6 +190,20 @@ impl Watch {
                 }
                 Vec::new()
             }
+            MonitorInput::Traffic {
+                link,
+                sender,
+                utc_ns,
+                ref message,
+            } => {
+                let heard = Heard {
+                    link,
+                    link_name,
+                    sender,
+                    utc_ns,
+                };
+                self.traffic.heard(heard, message)
+            }
         }
     }
 
@@ -215,13 +234,14 @@ impl Watch {
     }
 
     /// The earliest instant something is due: a gap opening, a link's gap, a conflict
-    /// closing, a second of rates complete, a latency report.
+    /// closing, a second of rates complete, a traffic track aging out, a latency report.
     pub fn next_deadline(&self) -> Option<i64> {
         [
             self.gap.next_deadline(),
             self.link_gaps.next_deadline(),
             self.conflicts.next_deadline(),
             self.streams.next_deadline(),
+            self.traffic.next_deadline(),
             self.next_report_ns,
         ]
         .into_iter()
@@ -243,6 +263,7 @@ impl Watch {
                 .into_iter()
                 .map(Event::from),
         );
+        events.extend(self.traffic.poll(now_ns));
         while let Some(due) = self.next_report_ns.filter(|&due| due <= now_ns) {
             events.extend(self.latency.report(due, clock).into_iter().map(Event::from));
             self.next_report_ns = Some(due + self.report_interval_ns);

@@ -89,6 +89,18 @@ impl PipelineCore {
         status.counters = counters;
         status.sequences = sequences;
         for day in out.batches.drain(..) {
+            if day.traffic_lines > 0 {
+                actions.push(Action::Write(
+                    Stream::Traffic,
+                    Batch {
+                        day: day.day,
+                        first_utc_ns: day.first_utc_ns,
+                        last_utc_ns: day.last_utc_ns,
+                        lines: day.traffic_lines,
+                        bytes: day.traffic,
+                    },
+                ));
+            }
             if day.receipts == 0 {
                 continue;
             }

@@ -90,6 +90,8 @@ pub struct WriterDrops {
 pub enum Stream {
     Receive,
     Tlog,
+    /// An SBS feed's accepted lines (`traffic/`).
+    Traffic,
 }
 
 /// What the shell is to do, in order.

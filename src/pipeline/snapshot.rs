@@ -7,12 +7,15 @@ use crate::link::LinkId;
 use crate::monitor::heartbeat::{describe, LastHeartbeat};
 use crate::monitor::latency::LatencyEstimate;
 use crate::monitor::radio::{sik_dbm, LatestRadio};
+use crate::monitor::traffic::TrafficMonitor;
 use crate::monitor::{format_utc_ms, ClockStatus, VehicleStatus, Watch};
 use crate::status::{
-    ClockSnapshot, DeliveryFrames, HeartbeatSnapshot, LinkSnapshot, MessageCount,
-    MessageStreamSnapshot, RadioSnapshot, SequenceLoss, StatusSnapshot, StreamSnapshot,
+    ClockSnapshot, DeliveryFrames, HeartbeatSnapshot, LinkSnapshot, LinkTrafficSnapshot,
+    MessageCount, MessageStreamSnapshot, NearbyTraffic, PositionSnapshot, RadioSnapshot,
+    SequenceLoss, StatusSnapshot, StreamSnapshot, TrafficSnapshot, TrafficTotalsSnapshot,
     VehicleLinkSnapshot, VehicleSnapshot, WebhookSnapshot,
 };
+use crate::traffic::TrafficReject;
 use crate::wire::sequence::SeqStats;
 use std::collections::BTreeMap;
 
@@ -94,7 +97,84 @@ pub fn snapshot(parts: Parts<'_>) -> StatusSnapshot {
         publish: None,
         forwards: Vec::new(),
         sites: Vec::new(),
+        traffic: traffic_snapshot(now_ns, &watch.traffic),
+        traffic_limits: Some({
+            let c = watch.traffic.config();
+            crate::status::TrafficLimits {
+                horizontal_m: c.horizontal_m,
+                vertical_m: c.vertical_m,
+                stale_s: c.stale_ns as f64 / 1e9,
+            }
+        }),
+        traffic_totals: {
+            let t = watch.traffic.totals();
+            TrafficTotalsSnapshot {
+                reports: t.reports,
+                own_reports: t.own_reports,
+                refused_tracks: t.refused_tracks,
+                lost: t.lost,
+                proximities_opened: t.proximities_opened,
+            }
+        },
     }
+}
+
+/// Every track, by key.
+fn traffic_snapshot(now_ns: i64, traffic: &TrafficMonitor) -> Vec<TrafficSnapshot> {
+    let mut open: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    for (sysid, key) in traffic.open_proximities() {
+        open.entry(key.to_string()).or_default().push(*sysid);
+    }
+    let mut tracks: Vec<TrafficSnapshot> = traffic
+        .tracks()
+        .map(|t| {
+            let key = t.key.to_string();
+            TrafficSnapshot {
+                icao: t.key.icao(),
+                uas_id: t.key.uas_id().map(str::to_string),
+                callsign: t.callsign.as_deref().map(str::to_string),
+                lat: t.position.map(|p| p.lat),
+                lon: t.position.map(|p| p.lon),
+                altitude_m: t.altitude.map(|a| a.m),
+                altitude_ref: t.altitude.map(|a| a.reference.as_str().to_string()),
+                track_deg: t.track_deg,
+                ground_speed_mps: t.ground_speed_mps,
+                vertical_rate_mps: t.vertical_rate_mps,
+                squawk: t.squawk,
+                source: t.source(),
+                last_utc: format_utc_ms(t.last_ns),
+                age_s: (now_ns - t.last_ns) as f64 / 1e9,
+                reports: t.reports,
+                own_sysid: t.own_sysid,
+                proximity: open.remove(&key).unwrap_or_default(),
+                key,
+            }
+        })
+        .collect();
+    tracks.sort_by(|a, b| a.key.cmp(&b.key));
+    tracks
+}
+
+/// The traffic near vehicle `sysid` (five times the horizontal threshold), nearest first, at
+/// most this many.
+const NEARBY_SHOWN: usize = 12;
+
+fn nearby_traffic(traffic: &TrafficMonitor, sysid: u8) -> Vec<NearbyTraffic> {
+    let within = 5.0 * traffic.config().horizontal_m;
+    traffic
+        .nearby(sysid, within)
+        .into_iter()
+        .take(NEARBY_SHOWN)
+        .map(|(t, m)| NearbyTraffic {
+            key: t.key.to_string(),
+            callsign: t.callsign.as_deref().map(str::to_string),
+            horizontal_m: (m.horizontal_m * 10.0).round() / 10.0,
+            vertical_m: m.vertical_m.map(|v| (v * 10.0).round() / 10.0),
+            vertical_basis: m.vertical_basis,
+            bearing_deg: (m.bearing_deg * 10.0).round() / 10.0,
+            proximity: traffic.is_open(sysid, &t.key),
+        })
+        .collect()
 }
 
 fn vehicle_snapshot(
@@ -139,6 +219,23 @@ fn vehicle_snapshot(
             .collect(),
         heartbeat: heartbeats.and_then(|h| h.latest).map(heartbeat_snapshot),
         threshold_s: v.threshold_ns as f64 / 1e9,
+        position: watch
+            .traffic
+            .own_positions()
+            .get(&v.sysid)
+            .map(|p| PositionSnapshot {
+                utc: format_utc_ms(p.utc_ns),
+                lat: p.fix.position.lat,
+                lon: p.fix.position.lon,
+                msl_m: p.fix.msl_m,
+                from: if p.fix.estimate {
+                    "GLOBAL_POSITION_INT"
+                } else {
+                    "GPS_RAW_INT"
+                }
+                .to_string(),
+            }),
+        traffic: nearby_traffic(&watch.traffic, v.sysid),
         ..redundancy(watch, links, v.sysid)
     }
 }
@@ -174,6 +271,19 @@ fn link_snapshot(link: LinkId, l: &LinkStatus, radios: &[LatestRadio]) -> LinkSn
             .filter(|r| r.key.link == link)
             .map(radio_snapshot)
             .collect(),
+        traffic: {
+            let t = &c.traffic;
+            (t.reports > 0 || t.sbs_lines > 0 || t.rejects.iter().any(|&n| n > 0)).then(|| {
+                LinkTrafficSnapshot {
+                    reports: t.reports,
+                    sbs_lines: t.sbs_lines,
+                    rejects: TrafficReject::ALL
+                        .iter()
+                        .map(|r| (r.as_str().to_string(), t.rejects_of(*r)))
+                        .collect(),
+                }
+            })
+        },
     }
 }
 

@@ -17,6 +17,10 @@ pub const ALL_RECEIPTS: &str = "foxborne.receipts.>";
 pub const ALL_EVENTS: &str = "foxborne.events.>";
 /// Every site's `clock` events.
 pub const ALL_CLOCK_EVENTS: &str = "foxborne.events.*.clock";
+/// Every site's `traffic_proximity` events.
+pub const ALL_TRAFFIC_PROXIMITY_EVENTS: &str = "foxborne.events.*.traffic_proximity";
+/// The event kind the range merges from every site.
+const TRAFFIC_PROXIMITY_KIND: &str = "traffic_proximity";
 
 /// `foxborne.receipts.<site>.<sysid>`.
 pub fn receipt(site: &str, sysid: u8) -> String {
@@ -50,9 +54,20 @@ pub fn is_progress(subject: &str) -> bool {
 
 /// The site of an events-stream subject whose kind is `clock`.
 pub fn clock_site(subject: &str) -> Option<&str> {
+    event_site(subject, CLOCK_KIND)
+}
+
+/// The site of an events-stream subject whose kind is `traffic_proximity`.
+pub fn traffic_proximity_site(subject: &str) -> Option<&str> {
+    event_site(subject, TRAFFIC_PROXIMITY_KIND)
+}
+
+fn event_site<'a>(subject: &'a str, kind: &str) -> Option<&'a str> {
     let mut tokens = subject.split('.');
     match (tokens.next(), tokens.next(), tokens.next(), tokens.next()) {
-        (Some(ROOT), Some(EVENTS), Some(site), Some(CLOCK_KIND)) if !site.is_empty() => Some(site),
+        (Some(ROOT), Some(EVENTS), Some(site), Some(k)) if !site.is_empty() && k == kind => {
+            Some(site)
+        }
         _ => None,
     }
 }

@@ -1,6 +1,7 @@
-//! The range's side of NATS: connecting, and its two durable JetStream consumers (every site's
-//! receipts and progress marks from `FOXBORNE_RECEIPTS`; the sites' own clock reports from
-//! `FOXBORNE_EVENTS`), named after the range so a restart resumes where it stopped.
+//! The range's side of NATS: connecting, and its three durable JetStream consumers (every site's
+//! receipts and progress marks from `FOXBORNE_RECEIPTS`; the sites' own clock reports and their
+//! `traffic_proximity` events from `FOXBORNE_EVENTS`), named after the range so a restart
+//! resumes where it stopped.
 
 use crate::config::range::RangeConfig;
 use crate::publish::{self, subject};
@@ -18,6 +19,7 @@ pub struct Consumers {
     pub durable: String,
     pub receipts: Stream,
     pub clock_reports: Stream,
+    pub traffic_events: Stream,
 }
 
 pub async fn connect(config: &RangeConfig) -> anyhow::Result<Consumers> {
@@ -61,10 +63,22 @@ pub async fn connect(config: &RangeConfig) -> anyhow::Result<Consumers> {
         },
     )
     .await?;
+    let traffic_events = durable_consumer(
+        &js,
+        publish::EVENTS_STREAM,
+        Config {
+            durable_name: Some(format!("range-{}-traffic", config.name)),
+            filter_subject: subject::ALL_TRAFFIC_PROXIMITY_EVENTS.into(),
+            ack_policy: AckPolicy::All,
+            ..Default::default()
+        },
+    )
+    .await?;
     Ok(Consumers {
         durable,
         receipts,
         clock_reports,
+        traffic_events,
     })
 }
 

@@ -6,11 +6,12 @@
 //! site's input is complete ([`SiteInputs`]: the sites' progress marks), so an outage of NATS
 //! or of a site's network neither raises a false gap nor hides a real one: the backlog is
 //! judged by its own times when it comes. Its events are the receiver's own telemetry_gap
-//! events with `scope: "range"` and the `sites` that have heard the vehicle, and `coverage`
-//! events.
+//! events with `scope: "range"` and the `sites` that have heard the vehicle, `coverage`
+//! events, and the sites' `traffic_proximity` events merged by key ([`TrafficMerge`]).
 
 use super::coverage::Coverage;
 use super::input::{InputChange, SiteInputs};
+use super::traffic::TrafficMerge;
 use crate::monitor::driver::{self, MonitorDriver};
 use crate::monitor::event::CoverageState;
 use crate::monitor::{
@@ -35,6 +36,7 @@ pub enum RefusedMessage {
 const RECEIPT: &str = "receipt line";
 const PROGRESS_MARK: &str = "progress mark";
 const CLOCK_REPORT: &str = "clock report";
+const TRAFFIC_PROXIMITY: &str = "traffic_proximity event";
 
 pub struct RangeJudge {
     driver: MonitorDriver,
@@ -46,6 +48,7 @@ pub struct RangeJudge {
     latest_ns: i64,
     /// Messages refused per site since the start.
     refused: BTreeMap<String, u64>,
+    traffic: TrafficMerge,
 }
 
 /// The part of a site's `clock` event the range reads.
@@ -77,6 +80,7 @@ impl RangeJudge {
             judged_ns: start_ns,
             latest_ns: start_ns,
             refused: BTreeMap::new(),
+            traffic: TrafficMerge::default(),
         }
     }
 
@@ -152,6 +156,29 @@ impl RangeJudge {
             .site_clock_report(site, report.synchronised, report.max_error_us, utc_ns)
             .into_iter()
             .map(Event::from)
+            .collect())
+    }
+
+    /// A site's `traffic_proximity` event: the range's own, when it opens or closes one (the
+    /// first site's open, the last site's close).
+    pub fn site_traffic_event(
+        &mut self,
+        site: &str,
+        line: &[u8],
+    ) -> Result<Vec<Event>, RefusedMessage> {
+        let event = serde_json::from_slice::<crate::monitor::event::TrafficProximityEvent>(line)
+            .map_err(|source| {
+                *self.refused.entry(site.to_string()).or_default() += 1;
+                RefusedMessage::Malformed {
+                    what: TRAFFIC_PROXIMITY,
+                    source,
+                }
+            })?;
+        Ok(self
+            .traffic
+            .site_event(site, event)
+            .map(Event::from)
+            .into_iter()
             .collect())
     }
 
@@ -286,7 +313,7 @@ impl RangeJudge {
 }
 
 /// The range's JSON line for an event: the receiver's keys, then `scope`, and for a gap the
-/// `sites` that heard the vehicle.
+/// `sites` that heard the vehicle (a traffic proximity has its `sites` already).
 pub fn range_line(event: &Event) -> String {
     let mut value = serde_json::to_value(event).expect("an event serialises");
     if let Some(object) = value.as_object_mut() {

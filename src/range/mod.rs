@@ -4,7 +4,8 @@
 //! events file, the journal, `/events` and the webhooks, as the receiver's do, and `/status`
 //! shows the vehicles. The consumer is acknowledged as receipts are judged, so a restart resumes
 //! where it stopped without re-alerting what was already alerted. A second durable consumer
-//! reads the sites' own `clock` events from `FOXBORNE_EVENTS`. The sites' progress marks, in the
+//! reads the sites' own `clock` events from `FOXBORNE_EVENTS`, a third their
+//! `traffic_proximity` events, merged by key into the range's own ([`traffic`]). The sites' progress marks, in the
 //! receipts stream, tell the judge how far each site's input is complete ([`input`]). It runs
 //! in the service shell it shares with `run` ([`crate::service`]).
 
@@ -12,6 +13,7 @@ mod consumer;
 pub mod coverage;
 pub mod input;
 pub mod judge;
+pub mod traffic;
 
 use crate::clock;
 use crate::config::range::RangeConfig;
@@ -141,6 +143,7 @@ impl Judging<'_> {
         let consumer::Consumers {
             receipts: mut messages,
             mut clock_reports,
+            mut traffic_events,
             ..
         } = consumers;
         let mut housekeeping = tokio::time::interval(HOUSEKEEPING);
@@ -185,6 +188,20 @@ impl Judging<'_> {
                         }
                     }
                     Err(e) => tracing::warn!(error = %e, "range: clock report consumer"),
+                },
+                Some(message) = traffic_events.next() => match message {
+                    Ok(message) => {
+                        if let Some(site) = subject::traffic_proximity_site(&message.subject).map(str::to_string) {
+                            match self.judge.site_traffic_event(&site, &message.payload) {
+                                Ok(events) => self.emit(events),
+                                Err(refused) => say_refused(&self.judge, &site, &message, &refused),
+                            }
+                        }
+                        if let Err(e) = message.ack().await {
+                            tracing::warn!(error = %e, "range: cannot acknowledge a site's traffic event");
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "range: traffic event consumer"),
                 },
                 next = messages.next() => match next {
                     Some(Ok(message)) => {

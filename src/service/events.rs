@@ -110,6 +110,27 @@ fn log_event(event: &Event) {
                 title = %e.title, "stream {state}: {}", e.title
             )
         }
+        Event::TrafficProximity(p) => {
+            let state = format!("{:?}", p.state).to_lowercase();
+            let track = p.icao.as_deref().or(p.uas_id.as_deref()).unwrap_or("");
+            tracing::warn!(
+                kind = "traffic_proximity", state = %state, sysid = p.sysid,
+                name = p.name.as_deref().unwrap_or(""), track, callsign = p.callsign.as_deref().unwrap_or(""),
+                horizontal_m = p.horizontal_m, vertical_m = p.vertical_m.unwrap_or(f64::NAN),
+                vertical_basis = p.vertical_basis.as_deref().unwrap_or(""),
+                closest_horizontal_m = p.closest.horizontal_m, source = %p.source.kind,
+                link = %p.source.link, reason = p.reason.as_deref().unwrap_or(""),
+                title = %p.title, "traffic_proximity {state}: {}", p.title
+            )
+        }
+        Event::Traffic(t) => {
+            let track = t.icao.as_deref().or(t.uas_id.as_deref()).unwrap_or("");
+            tracing::info!(
+                kind = "traffic", state = "lost", track, callsign = t.callsign.as_deref().unwrap_or(""),
+                reports = t.reports, source = %t.source.kind, link = %t.source.link,
+                title = %t.title, "traffic lost: {}", t.title
+            )
+        }
         Event::Latency(l) => tracing::info!(
             kind = "latency",
             sysid = l.sysid,

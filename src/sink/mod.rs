@@ -1,4 +1,5 @@
-//! Where output goes: files that rotate by UTC day and size (receive log, raw `.tlog`, events),
+//! Where output goes: files that rotate by UTC day and size (receive log, raw `.tlog`, the SBS
+//! feeds' traffic log, events),
 //! each written by its own thread so a slow or full disk never stalls receiving; and retention,
 //! which removes their oldest day folders.
 
@@ -40,6 +41,14 @@ pub const TLOG: FileSet = FileSet {
     prefix: "receive",
     ext: "tlog",
     framing: rotating::Framing::Whole,
+};
+/// The SBS feeds' accepted lines, each with its receipt stamp:
+/// `traffic/YYYY-MM-DD/traffic-*.jsonl` (opened only when a link is an SBS feed).
+pub const TRAFFIC_LOG: FileSet = FileSet {
+    folder: "traffic",
+    prefix: "traffic",
+    ext: "jsonl",
+    framing: rotating::Framing::Lines,
 };
 /// The events: `events/YYYY-MM-DD/events-*.jsonl`.
 pub const EVENTS: FileSet = FileSet {

@@ -1,4 +1,4 @@
-//! Retention: which day folders of `receive/`, `events/` and `tlog/` go, and going. The plan is
+//! Retention: which day folders of `receive/`, `events/`, `tlog/` and `traffic/` go, and going. The plan is
 //! pure ([`plan`]: folders with their day and size, today, the bounds in; what to remove, oldest
 //! first, out), so it is tested with plain numbers; [`scan`] and [`remove`] are the file-system
 //! side the daemon's retention task calls at start and hourly.
@@ -12,7 +12,12 @@ use std::io;
 use std::path::Path;
 
 /// The file sets under `data_dir` that retention bounds.
-pub const STREAMS: [super::FileSet; 3] = [super::RECEIVE_LOG, super::EVENTS, super::TLOG];
+pub const STREAMS: [super::FileSet; 4] = [
+    super::RECEIVE_LOG,
+    super::EVENTS,
+    super::TLOG,
+    super::TRAFFIC_LOG,
+];
 
 /// One day folder of one stream.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,8 @@
 //! What one ground record says of one vehicle, on the record's own clock: its telemetry gaps
 //! (from the watch `analyze` runs, see [`super::gaps`]), the receiver's links going up and down,
-//! what the receiver dropped, the link's latency, the receiver's own clock state, and the
-//! vehicle's SYSTEM_TIME receipts for the ground anchor.
+//! what the receiver dropped, the link's latency, the receiver's own clock state, the traffic
+//! that came near it (its `traffic_proximity` events, each encounter one entry from its open
+//! to its close), and the vehicle's SYSTEM_TIME receipts for the ground anchor.
 //!
 //! A record is the receiver (its receive logs and events files together: one clock) or one
 //! `.tlog` (a ground station's clock). Pure: the shell feeds it receipts and events as values
@@ -10,7 +11,7 @@
 use super::anchor::SystemTimeReceipt;
 use super::entry::{Cite, Happening, SECOND};
 use super::gaps::GapReplay;
-use crate::monitor::event::{ClockState, LinkState, ReceiverState};
+use crate::monitor::event::{ClockState, LinkState, ReceiverState, TrafficProximityEvent};
 use crate::monitor::{Event, GapEvent, GapState, MonitorInput, WatchSettings, OBSERVED};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -50,6 +51,9 @@ pub struct GroundRecord {
     clock: Vec<ClockReading>,
     receipt_files: BTreeSet<String>,
     events_files: BTreeSet<String>,
+    /// The vehicle's open traffic encounters (by track key), from the events files: the
+    /// receiver's live findings stand for them (an SBS feed is not in the receive log).
+    traffic_open: BTreeMap<String, (TrafficProximityEvent, Cite)>,
 }
 
 /// A ground record read to its end.
@@ -109,6 +113,7 @@ impl GroundRecord {
             clock: Vec::new(),
             receipt_files: BTreeSet::new(),
             events_files: BTreeSet::new(),
+            traffic_open: BTreeMap::new(),
         }
     }
 
@@ -157,7 +162,7 @@ impl GroundRecord {
                 time_boot_ms,
                 time_unix_usec,
             }),
-            MonitorInput::RadioStatus { .. } => {}
+            MonitorInput::RadioStatus { .. } | MonitorInput::Traffic { .. } => {}
         }
     }
 
@@ -300,6 +305,23 @@ impl GroundRecord {
             Event::TelemetryGap(g) if g.sysid == self.sysid => {
                 self.event_gaps.push((g.clone(), cite));
             }
+            Event::TrafficProximity(p) if p.sysid == self.sysid => {
+                let key = p
+                    .icao
+                    .clone()
+                    .or_else(|| p.uas_id.clone())
+                    .unwrap_or_default();
+                match p.state {
+                    GapState::Open => {
+                        self.traffic_open.insert(key, ((**p).clone(), cite));
+                    }
+                    GapState::Closed => {
+                        let open = self.traffic_open.remove(&key);
+                        self.happenings
+                            .push(traffic_happening(open, Some((p, cite))));
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -339,6 +361,9 @@ impl GroundRecord {
                 self.happenings
                     .extend(gap_happening(&gap, Some(cite), None));
             }
+        }
+        for open in std::mem::take(&mut self.traffic_open).into_values() {
+            self.happenings.push(traffic_happening(Some(open), None));
         }
         let latency = if self.event_latency.is_empty() {
             std::mem::take(&mut self.replayed_latency)
@@ -414,6 +439,81 @@ fn gap_happening(gap: &GapEvent, last: Option<Cite>, next: Option<Cite>) -> Opti
     }
     h.cite_end = next.filter(|_| gap.state == GapState::Closed);
     Some(h)
+}
+
+/// One traffic encounter as the timeline shows it: from its open to its close (open-ended when
+/// the record ends in it; from the close's `opened_utc` when the record began after the open),
+/// the alert's title, then the close's, with the closest point and how it was measured.
+fn traffic_happening(
+    open: Option<(TrafficProximityEvent, Cite)>,
+    closed: Option<(&TrafficProximityEvent, Cite)>,
+) -> Happening {
+    let (first, cite) = match (&open, &closed) {
+        (Some((o, c)), _) => (o, c.clone()),
+        (None, Some((c, cite))) => (*c, cite.clone()),
+        (None, None) => unreachable!("an encounter has an open or a close"),
+    };
+    let start = match (&open, &closed) {
+        (Some((o, _)), _) => o.utc.ns(),
+        (None, Some((c, _))) => c.opened_utc.unwrap_or(c.utc).ns(),
+        _ => first.utc.ns(),
+    };
+    let last = closed.as_ref().map_or(first, |(c, _)| *c);
+    let title = match (&open, &closed) {
+        (Some((o, _)), Some((c, _))) => format!("{}; {}", o.title, c.title),
+        (Some((o, _)), None) => format!(
+            "{}; still within the thresholds at the end of the record",
+            o.title
+        ),
+        (None, Some((c, _))) => c.title.clone(),
+        (None, None) => String::new(),
+    };
+    let mut h = Happening::new("traffic_proximity", start, title, cite)
+        .with("sysid", first.sysid)
+        .with(
+            "icao",
+            first
+                .icao
+                .clone()
+                .map_or(serde_json::Value::Null, Into::into),
+        )
+        .with(
+            "uas_id",
+            first
+                .uas_id
+                .clone()
+                .map_or(serde_json::Value::Null, Into::into),
+        )
+        .with(
+            "callsign",
+            first
+                .callsign
+                .clone()
+                .map_or(serde_json::Value::Null, Into::into),
+        )
+        .with(
+            "closest",
+            serde_json::to_value(last.closest).expect("a point serialises"),
+        )
+        .with(
+            "vertical_basis",
+            last.vertical_basis
+                .clone()
+                .map_or(serde_json::Value::Null, Into::into),
+        )
+        .with(
+            "source",
+            serde_json::to_value(&last.source).expect("a source serialises"),
+        );
+    if let Some((c, cite)) = closed {
+        h.end_ns = Some(c.utc.ns());
+        h.cite_end = Some(cite);
+        h = h.with(
+            "reason",
+            c.reason.clone().map_or(serde_json::Value::Null, Into::into),
+        );
+    }
+    h
 }
 
 fn latency_happening(l: &crate::monitor::LatencyEvent, cite: Cite) -> Happening {
@@ -547,5 +647,56 @@ mod tests {
             "Latency p50 40.0 ms, p95 412.0 ms, max 450.0 ms (9 SYSTEM_TIME in 60 s)"
         );
         assert!(facts.happenings.iter().any(|h| h.kind == "receiver_clock"));
+    }
+
+    /// The vehicle's traffic encounters from the events files: one entry each from its open to
+    /// its close, citing both lines; another vehicle's are not its; one still open at the end
+    /// of the record is open-ended.
+    #[test]
+    fn each_traffic_encounter_is_one_entry_from_open_to_close() {
+        use crate::monitor::event::examples::traffic_proximity;
+        let mut record = GroundRecord::new("receiver", 4, WatchSettings::default(), MS);
+        let open = traffic_proximity();
+        let t0 = open.utc.ns();
+        let closed = TrafficProximityEvent {
+            utc: crate::utc::UtcTime(t0 + 30 * SECOND),
+            state: GapState::Closed,
+            reason: Some("left".into()),
+            title: "Traffic N123AB clear of UAS-04 at 1150 m; closest 212 m and 30 m above".into(),
+            ..open.clone()
+        };
+        let other = TrafficProximityEvent {
+            sysid: 22,
+            ..open.clone()
+        };
+        let later = TrafficProximityEvent {
+            utc: crate::utc::UtcTime(t0 + 60 * SECOND),
+            icao: Some("C0FFEE".into()),
+            ..open.clone()
+        };
+        record.event(&Event::from(open), line(1));
+        record.event(&Event::from(other), line(2));
+        record.event(&Event::from(closed), line(3));
+        record.event(&Event::from(later), line(4));
+        let facts = record.finish();
+        let traffic: Vec<&Happening> = facts
+            .happenings
+            .iter()
+            .filter(|h| h.kind == "traffic_proximity")
+            .collect();
+        assert_eq!(traffic.len(), 2, "{traffic:#?}");
+        let first = traffic[0];
+        assert_eq!((first.start_ns, first.end_ns), (t0, Some(t0 + 30 * SECOND)));
+        assert_eq!((&first.cite, &first.cite_end), (&line(1), &Some(line(3))));
+        assert_eq!(
+            first.title,
+            "Traffic N123AB 640 m and 45 m above UAS-04; Traffic N123AB clear of UAS-04 at 1150 m; closest 212 m and 30 m above"
+        );
+        assert_eq!(first.detail["icao"], "A1B2C3");
+        assert_eq!(first.detail["reason"], "left");
+        assert_eq!(traffic[1].end_ns, None);
+        assert!(traffic[1]
+            .title
+            .ends_with("still within the thresholds at the end of the record"));
     }
 }

@@ -99,6 +99,7 @@ impl prometheus_client::collector::Collector for Snapshot {
         vehicle_families(&mut e, s)?;
         redundancy_families(&mut e, s)?;
         radio_families(&mut e, s)?;
+        traffic_families(&mut e, s)?;
         stream_families(&mut e, s)?;
         webhook_families(&mut e, s)?;
         if let Some(publish) = &s.publish {
@@ -381,6 +382,116 @@ fn redundancy_families(e: &mut DescriptorEncoder, s: &StatusSnapshot) -> std::fm
                 .map(|st| (vec![("sysid", sysid(v)), ("msg", st.msg.clone())], level(1)))
                 .collect::<Vec<_>>()
         }),
+    )?;
+    Ok(())
+}
+
+/// The traffic around our vehicles: tracks, reports and refusals per link, proximities.
+fn traffic_families(e: &mut DescriptorEncoder, s: &StatusSnapshot) -> std::fmt::Result {
+    let mut by_kind: std::collections::BTreeMap<&str, u64> = ["adsb", "remote_id", "sbs"]
+        .into_iter()
+        .map(|k| (k, 0))
+        .collect();
+    for t in s.traffic.iter().filter(|t| t.own_sysid.is_none()) {
+        *by_kind.entry(t.source.kind.as_str()).or_default() += 1;
+    }
+    family(
+        e,
+        "foxborne_traffic_tracks",
+        "Traffic tracks kept (not our own vehicles'), by the kind of their last report.",
+        None,
+        MetricType::Gauge,
+        by_kind
+            .into_iter()
+            .map(|(kind, n)| (vec![("kind", kind.to_string())], level(n))),
+    )?;
+    family(
+        e,
+        "foxborne_traffic_own_tracks",
+        "Tracks that are our own vehicles' broadcasts (configured, or relayed at their own position): not traffic.",
+        None,
+        MetricType::Gauge,
+        [(
+            Labels::new(),
+            level(s.traffic.iter().filter(|t| t.own_sysid.is_some()).count() as u64),
+        )],
+    )?;
+    family(
+        e,
+        "foxborne_traffic_reports",
+        "Traffic reports made on each link (ADSB_VEHICLE, OPEN_DRONE_ID_*, SBS MSG lines).",
+        None,
+        MetricType::Counter,
+        s.links.iter().filter_map(|l| {
+            let t = l.traffic.as_ref()?;
+            Some((vec![("link", l.name.clone())], counter(t.reports)))
+        }),
+    )?;
+    family(
+        e,
+        "foxborne_traffic_rejects",
+        "Traffic reports and SBS lines refused, by link and reason (an impossible latitude, longitude or altitude; an SBS line that does not parse).",
+        None,
+        MetricType::Counter,
+        s.links.iter().flat_map(|l| {
+            let rejects = l.traffic.as_ref().map(|t| t.rejects.clone()).unwrap_or_default();
+            counts_by(("link", &l.name), "reason", rejects).collect::<Vec<_>>()
+        }),
+    )?;
+    family(
+        e,
+        "foxborne_traffic_proximity_open",
+        "Tracks within the proximity thresholds of each vehicle (traffic_proximity open).",
+        None,
+        MetricType::Gauge,
+        s.vehicles.iter().map(|v| {
+            let open = v.traffic.iter().filter(|t| t.proximity).count() as u64;
+            (vec![("sysid", v.sysid.to_string())], level(open))
+        }),
+    )?;
+    family(
+        e,
+        "foxborne_traffic_nearest",
+        "The horizontal distance on the WGS-84 ellipsoid from each vehicle to its nearest traffic (within five times the horizontal threshold).",
+        Some(Unit::Meters),
+        MetricType::Gauge,
+        s.vehicles.iter().filter_map(|v| {
+            let nearest = v.traffic.first()?;
+            Some((vec![("sysid", v.sysid.to_string())], gauge(nearest.horizontal_m)))
+        }),
+    )?;
+    let t = s.traffic_totals;
+    family(
+        e,
+        "foxborne_traffic_proximities",
+        "traffic_proximity events opened since start.",
+        None,
+        MetricType::Counter,
+        [(Labels::new(), counter(t.proximities_opened))],
+    )?;
+    family(
+        e,
+        "foxborne_traffic_lost",
+        "Tracks dropped for not being updated within stale_s (traffic lost events) since start.",
+        None,
+        MetricType::Counter,
+        [(Labels::new(), counter(t.lost))],
+    )?;
+    family(
+        e,
+        "foxborne_traffic_own_reports",
+        "Reports of our own vehicles' broadcasts since start (not traffic).",
+        None,
+        MetricType::Counter,
+        [(Labels::new(), counter(t.own_reports))],
+    )?;
+    family(
+        e,
+        "foxborne_traffic_refused_tracks",
+        "New tracks refused since start because the monitor already kept its most (10,000).",
+        None,
+        MetricType::Counter,
+        [(Labels::new(), counter(t.refused_tracks))],
     )?;
     Ok(())
 }
@@ -845,6 +956,19 @@ mod tests {
                 "-74.4",
             ),
             ("foxborne_radio_txbuf{link=\"radio1\",radio=\"51/68\"}", "97"),
+            ("foxborne_traffic_tracks{kind=\"adsb\"}", "1"),
+            ("foxborne_traffic_tracks{kind=\"sbs\"}", "0"),
+            ("foxborne_traffic_reports_total{link=\"radio1\"}", "40"),
+            (
+                "foxborne_traffic_rejects_total{link=\"radio1\",reason=\"latitude\"}",
+                "1",
+            ),
+            ("foxborne_traffic_proximity_open{sysid=\"4\"}", "1"),
+            ("foxborne_traffic_proximity_open{sysid=\"22\"}", "0"),
+            ("foxborne_traffic_nearest_meters{sysid=\"4\"}", "640.2"),
+            ("foxborne_traffic_proximities_total", "1"),
+            ("foxborne_traffic_lost_total", "2"),
+            ("foxborne_traffic_own_reports_total", "3"),
         ] {
             assert_eq!(sample(&text, series), Some(value), "{series}\n{text}");
         }

@@ -46,6 +46,87 @@ pub struct StatusSnapshot {
     /// The `range` view's sites.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sites: Vec<SiteSnapshot>,
+    /// Every traffic track (ADS-B, Remote ID, SBS), ours included and marked, by key.
+    #[serde(default)]
+    pub traffic: Vec<TrafficSnapshot>,
+    /// The traffic monitor's counts since start.
+    #[serde(default)]
+    pub traffic_totals: TrafficTotalsSnapshot,
+    /// The `[traffic]` thresholds it judges by (the board's plan view draws them).
+    #[serde(default)]
+    pub traffic_limits: Option<TrafficLimits>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrafficLimits {
+    pub horizontal_m: f64,
+    pub vertical_m: f64,
+    pub stale_s: f64,
+}
+
+/// One traffic track as `/status` shows it (see [`crate::monitor::traffic`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrafficSnapshot {
+    /// Its ICAO address (six hex digits) or its UAS ID.
+    pub key: String,
+    pub icao: Option<String>,
+    pub uas_id: Option<String>,
+    pub callsign: Option<String>,
+    pub lat: Option<f64>,
+    pub lon: Option<f64>,
+    /// Metres, above what `altitude_ref` says (`pressure_standard`, `pressure_qnh`,
+    /// `geometric`, `ellipsoid`).
+    pub altitude_m: Option<f64>,
+    pub altitude_ref: Option<String>,
+    /// Course over ground (degrees from true north), ground speed and vertical rate (m/s,
+    /// positive up).
+    pub track_deg: Option<f64>,
+    pub ground_speed_mps: Option<f64>,
+    pub vertical_rate_mps: Option<f64>,
+    pub squawk: Option<u16>,
+    pub source: crate::monitor::event::TrafficSource,
+    pub last_utc: String,
+    /// Seconds since its last report.
+    pub age_s: f64,
+    pub reports: u64,
+    /// One of our own vehicles (its system id): not traffic, never alerted on.
+    pub own_sysid: Option<u8>,
+    /// Our vehicles it has an open `traffic_proximity` with.
+    pub proximity: Vec<u8>,
+}
+
+/// One track near one of our vehicles, as that vehicle's board entry draws it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NearbyTraffic {
+    pub key: String,
+    pub callsign: Option<String>,
+    pub horizontal_m: f64,
+    /// Positive: the traffic is above.
+    pub vertical_m: Option<f64>,
+    pub vertical_basis: Option<String>,
+    pub bearing_deg: f64,
+    /// A `traffic_proximity` is open for it.
+    pub proximity: bool,
+}
+
+/// Where one of our vehicles is, as last told.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PositionSnapshot {
+    pub utc: String,
+    pub lat: f64,
+    pub lon: f64,
+    pub msl_m: f64,
+    /// `GLOBAL_POSITION_INT` or `GPS_RAW_INT`.
+    pub from: String,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrafficTotalsSnapshot {
+    pub reports: u64,
+    pub own_reports: u64,
+    pub refused_tracks: u64,
+    pub lost: u64,
+    pub proximities_opened: u64,
 }
 
 /// One site as the `range` view sees it.
@@ -183,6 +264,12 @@ pub struct VehicleSnapshot {
     /// Its message streams: rate over the last 3 s, and an open `stream` event.
     #[serde(default)]
     pub streams: Vec<MessageStreamSnapshot>,
+    /// Its own position, from its GLOBAL_POSITION_INT (or GPS_RAW_INT).
+    #[serde(default)]
+    pub position: Option<PositionSnapshot>,
+    /// The traffic within five times `[traffic] horizontal_m` of it, nearest first.
+    #[serde(default)]
+    pub traffic: Vec<NearbyTraffic>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -281,6 +368,17 @@ pub struct LinkSnapshot {
     /// The radios reporting on this link (RADIO_STATUS), each its latest report.
     #[serde(default)]
     pub radios: Vec<RadioSnapshot>,
+    /// Traffic reports made on this link, SBS lines read, and those refused by reason (every
+    /// reason listed), when the link carried any traffic.
+    #[serde(default)]
+    pub traffic: Option<LinkTrafficSnapshot>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LinkTrafficSnapshot {
+    pub reports: u64,
+    pub sbs_lines: u64,
+    pub rejects: BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -525,6 +623,22 @@ pub(crate) fn example() -> StatusSnapshot {
                     last_utc: "2026-09-24T14:32:03.900Z".into(),
                     event: None,
                 }],
+                position: Some(PositionSnapshot {
+                    utc: "2026-09-24T14:32:09.900Z".into(),
+                    lat: 47.397_742,
+                    lon: 8.545_594,
+                    msl_m: 488.1,
+                    from: "GLOBAL_POSITION_INT".into(),
+                }),
+                traffic: vec![NearbyTraffic {
+                    key: "A1B2C3".into(),
+                    callsign: Some("N123AB".into()),
+                    horizontal_m: 640.2,
+                    vertical_m: Some(45.3),
+                    vertical_basis: Some("pressure_qnh vs msl".into()),
+                    bearing_deg: 271.5,
+                    proximity: true,
+                }],
             },
             VehicleSnapshot {
                 sysid: 22,
@@ -565,6 +679,11 @@ pub(crate) fn example() -> StatusSnapshot {
                 txbuf: 97,
                 reports: 600,
             }],
+            traffic: Some(LinkTrafficSnapshot {
+                reports: 40,
+                sbs_lines: 0,
+                rejects: [("latitude".to_string(), 1), ("altitude".to_string(), 0)].into(),
+            }),
             ..Default::default()
         }],
         streams: vec![stream("receive", 1200), stream("events", 9)],
@@ -634,6 +753,42 @@ pub(crate) fn example() -> StatusSnapshot {
             ignored_bytes: 21,
             ignored_datagrams: 0,
         }],
+        traffic: vec![TrafficSnapshot {
+            key: "A1B2C3".into(),
+            icao: Some("A1B2C3".into()),
+            uas_id: None,
+            callsign: Some("N123AB".into()),
+            lat: Some(47.397_8),
+            lon: Some(8.537_1),
+            altitude_m: Some(533.4),
+            altitude_ref: Some("pressure_qnh".into()),
+            track_deg: Some(90.0),
+            ground_speed_mps: Some(51.4),
+            vertical_rate_mps: Some(0.0),
+            squawk: Some(7000),
+            source: crate::monitor::event::TrafficSource {
+                kind: "adsb".into(),
+                link: "radio1".into(),
+                relayed_by: Some(200),
+            },
+            last_utc: "2026-09-24T14:32:09.500Z".into(),
+            age_s: 0.5,
+            reports: 31,
+            own_sysid: None,
+            proximity: vec![4],
+        }],
+        traffic_totals: TrafficTotalsSnapshot {
+            reports: 40,
+            own_reports: 3,
+            refused_tracks: 0,
+            lost: 2,
+            proximities_opened: 1,
+        },
+        traffic_limits: Some(TrafficLimits {
+            horizontal_m: 1000.0,
+            vertical_m: 150.0,
+            stale_s: 20.0,
+        }),
     }
 }
 

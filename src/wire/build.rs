@@ -123,6 +123,44 @@ pub fn attitude_payload(time_boot_ms: u32, roll: f32) -> [u8; 28] {
     p
 }
 
+/// GLOBAL_POSITION_INT payload (28 bytes): a vehicle's position, degE7 and mm above mean sea
+/// level.
+pub fn global_position_int_payload(lat_e7: i32, lon_e7: i32, msl_mm: i32) -> [u8; 28] {
+    let mut p = [0u8; 28];
+    p[4..8].copy_from_slice(&lat_e7.to_le_bytes());
+    p[8..12].copy_from_slice(&lon_e7.to_le_bytes());
+    p[12..16].copy_from_slice(&msl_mm.to_le_bytes());
+    p
+}
+
+/// ADSB_VEHICLE payload (38 bytes) of an aircraft at a position and pressure (QNH) altitude,
+/// with its callsign, every ADSB_FLAGS validity bit set but the squawk's.
+pub fn adsb_vehicle_payload(
+    icao: u32,
+    lat_e7: i32,
+    lon_e7: i32,
+    altitude_mm: i32,
+    callsign: &str,
+) -> Vec<u8> {
+    // Wire order: the 4-byte fields, the 2-byte ones, then the bytes.
+    let mut p = Vec::with_capacity(38);
+    for v in [icao as i32, lat_e7, lon_e7, altitude_mm] {
+        p.extend_from_slice(&v.to_le_bytes());
+    }
+    // heading 90.00°, 250 m/s, level, flags (coords, altitude, heading, velocity, callsign,
+    // vertical velocity), squawk.
+    for v in [9_000u16, 25_000, 0, 1 | 2 | 4 | 8 | 16 | 128, 7000] {
+        p.extend_from_slice(&v.to_le_bytes());
+    }
+    p.push(0); // altitude_type: pressure (QNH)
+    let mut text = [0u8; 9];
+    let n = callsign.len().min(8);
+    text[..n].copy_from_slice(&callsign.as_bytes()[..n]);
+    p.extend_from_slice(&text);
+    p.extend_from_slice(&[1, 0]); // emitter_type, tslc
+    p
+}
+
 /// A deterministic loss pattern for tests and benchmarks: whether frame `index` is lost on the
 /// path `salt`, about `percent` in a hundred, the same every run (a 64-bit mix of the two).
 pub fn lost(index: u64, salt: u64, percent: u64) -> bool {

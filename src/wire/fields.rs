@@ -27,6 +27,26 @@ pub const RADIO_STATUS: u32 = 109;
 /// 2013 tlogs): the same fields in the same wire order, read alike.
 pub const RADIO: u32 = 166;
 
+/// The messages a receipt carries `fields` for unless the config says otherwise (and `tlog
+/// convert` unless `--fields` does): what the monitors read from a receive log replayed
+/// (`analyze`, `sortie`): heartbeats, clocks, radios, and the traffic and our vehicles'
+/// positions (issue 42), with STATUSTEXT for the investigator.
+pub const DEFAULT_FIELDS: [&str; 11] = [
+    "HEARTBEAT",
+    "SYSTEM_TIME",
+    "STATUSTEXT",
+    "RADIO_STATUS",
+    "RADIO",
+    "GLOBAL_POSITION_INT",
+    "GPS_RAW_INT",
+    "ADSB_VEHICLE",
+    "OPEN_DRONE_ID_BASIC_ID",
+    "OPEN_DRONE_ID_LOCATION",
+    "OPEN_DRONE_ID_SYSTEM",
+];
+/// [`DEFAULT_FIELDS`] as one comma-separated argument (clap's default for `--fields`).
+pub const DEFAULT_FIELDS_ARG: &str = "HEARTBEAT,SYSTEM_TIME,STATUSTEXT,RADIO_STATUS,RADIO,GLOBAL_POSITION_INT,GPS_RAW_INT,ADSB_VEHICLE,OPEN_DRONE_ID_BASIC_ID,OPEN_DRONE_ID_LOCATION,OPEN_DRONE_ID_SYSTEM";
+
 /// A MAVLink 2 payload with its trailing zeros cut, extended back to `len` bytes.
 fn extended<const N: usize>(payload: &[u8]) -> [u8; N] {
     let mut full = [0u8; N];
@@ -279,6 +299,12 @@ mod tests {
         let mut out = Vec::new();
         assert!(write_json(&mut out, msgid, payload));
         serde_json::from_slice(&out).expect("valid JSON")
+    }
+
+    #[test]
+    fn the_default_selection_is_one_list_in_two_spellings() {
+        assert_eq!(DEFAULT_FIELDS.join(","), DEFAULT_FIELDS_ARG);
+        assert!(FieldSelection::parse(&DEFAULT_FIELDS).is_ok());
     }
 
     #[test]

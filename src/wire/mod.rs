@@ -9,5 +9,6 @@ pub mod scanner;
 pub mod sequence;
 pub mod signing;
 pub mod table;
+pub mod traffic;
 
 pub use scanner::{DatagramScanner, Frame, Reject, RejectReason, ScanItem, StreamScanner, Version};

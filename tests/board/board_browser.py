@@ -221,12 +221,23 @@ def check(url, axe_path, screenshot):
         attr_of = lambda selector, name: driver.execute_script(
             "const e = document.querySelector(arguments[0]);"
             "return e ? e.getAttribute(arguments[1]) : null;", selector, name)
+        # Issue 42: two aircraft near sysid 3, one within the proximity thresholds.
+        page.await_("sysid 3's traffic: one within the thresholds, one beyond", lambda:
+                    attr_of(card % 3, "data-traffic") == "proximity"
+                    and (text_of(card % 3 + " .traffic-list") or "").count("\n") >= 1)
+        near = driver.execute_script(
+            "return [...document.querySelectorAll(arguments[0])].map("
+            "(li) => `${li.dataset.track}:${li.dataset.proximity}`).join(' ');",
+            card % 3 + " .traffic-list [data-proximity='open']")
         say("redundancy", delivery=text_of(card % 5 + " .delivery"),
             radio=text_of("#links [data-radio='51/68']"),
             conflict=text_of(card % 6 + " [data-conflict='open']"),
             reasons=attr_of(card % 6 + " [data-conflict='open']", "data-reasons"),
             delivery_unreliable=attr_of(card % 6 + " .delivery", "data-unreliable"),
-            loss=text_of(card % 6 + " .loss"))
+            loss=text_of(card % 6 + " .loss"),
+            traffic_state=attr_of(card % 3, "data-traffic"), near=near,
+            traffic=text_of(card % 3 + " .traffic-list"),
+            plan=attr_of(card % 3 + " .plan", "aria-label"))
 
         # radio2 no longer carries sysid 5, sysid 3's position stream stops, sysid 4 is quiet
         next_step()

@@ -96,6 +96,9 @@ struct Extra {
     position_stopped: AtomicBool,
     /// GLOBAL_POSITION_INT frames sent so far.
     position_sent: AtomicU32,
+    /// Issue 42: a ground ADS-B receiver (sysid 200) reports two aircraft near
+    /// `POSITION_SYSID`: one 600 m east and 30 m above it, one 3 km north.
+    traffic: AtomicBool,
 }
 
 /// Heartbeats (and SYSTEM_TIME, for latency) from sysids 1..=6 every 250 ms to whatever address
@@ -177,6 +180,35 @@ fn vehicles(
                         &build::v2(header, 2, &build::system_time_payload(now_us, round * 250)),
                         addr,
                     );
+                }
+            }
+            if extra.traffic.load(Ordering::SeqCst) {
+                // POSITION_SYSID is at 51.5 N, 0.125 W, 120 m above mean sea level.
+                let aircraft = [
+                    (
+                        0xA1B2C3,
+                        515_000_000,
+                        -1_250_000 + 86_405,
+                        150_000,
+                        "N123AB",
+                    ),
+                    (
+                        0x4CA2D6,
+                        515_000_000 + 269_643,
+                        -1_250_000,
+                        900_000,
+                        "RYR12AB",
+                    ),
+                ];
+                for (icao, lat, lon, alt, callsign) in aircraft {
+                    let header = Header {
+                        sysid: 200,
+                        compid: 1,
+                        seq: radio_seq,
+                    };
+                    radio_seq = radio_seq.wrapping_add(1);
+                    let payload = build::adsb_vehicle_payload(icao, lat, lon, alt, callsign);
+                    let _ = tx.send_to(&build::v2(header, 246, &payload), addr);
                 }
             }
             if extra.radio.load(Ordering::SeqCst) && round.is_multiple_of(4) {
@@ -399,8 +431,24 @@ fn the_board_shows_a_gap_recovers_and_survives_a_daemon_restart_in_chromium() {
     *extra.radio2.lock().unwrap() = Some(radio2_addr);
     extra.radio.store(true, Ordering::SeqCst);
     extra.second_sender.store(true, Ordering::SeqCst);
+    extra.traffic.store(true, Ordering::SeqCst);
     script.next();
     let both = script.expect("redundancy");
+    // Issue 42: sysid 3's nearby traffic, in words (PROXIMITY, distance, above, bearing) and
+    // shape, and its plan view's text alternative.
+    assert_eq!(both["traffic_state"], "proximity", "{both:#}");
+    let traffic = both["traffic"].as_str().unwrap();
+    assert!(
+        traffic.contains("PROXIMITY N123AB: 600 m, 30 m above, bearing 90")
+            && traffic.contains("RYR12AB: 3000 m, 780 m above, bearing 0"),
+        "{traffic}"
+    );
+    assert_eq!(both["near"], "A1B2C3:open", "{both:#}");
+    let plan = both["plan"].as_str().unwrap();
+    assert!(
+        plan.contains("2 tracks, nearest N123AB 600 m at bearing 90 degrees, 1 within 1000 m"),
+        "{plan}"
+    );
     let delivery = both["delivery"].as_str().unwrap();
     assert!(
         delivery.contains("radio1") && delivery.contains("radio2") && delivery.contains("together"),

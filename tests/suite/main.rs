@@ -33,6 +33,7 @@ mod range_nats;
 mod redundancy;
 mod replay;
 mod sortie;
+mod traffic;
 mod ulog_binary;
 mod ulog_catalog;
 mod ulog_cli;

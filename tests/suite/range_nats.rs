@@ -223,6 +223,79 @@ fn events_on_another_clock_a_day_or_a_year_off_stay_in_the_open_events_file() {
     assert!(range.stop().success());
 }
 
+/// A site's `traffic_proximity` event (issue 42) as its receiver publishes it.
+fn proximity(utc_ns: i64, state: &str, horizontal_m: f64) -> String {
+    let utc = foxborne_receiver::monitor::format_utc_ms(utc_ns);
+    let closed = state == "closed";
+    format!(
+        r#"{{"utc":"{utc}","kind":"traffic_proximity","sysid":4,"name":"UAS-04","state":"{state}","icao":"A1B2C3","uas_id":null,"callsign":"N123AB","horizontal_m":{horizontal_m},"vertical_m":45.0,"bearing_deg":270.0,"altitude_m":533.0,"altitude_ref":"pressure_qnh","own_altitude_m":488.0,"own_altitude_ref":"msl","vertical_basis":"pressure_qnh vs msl","closest":{{"utc":"{utc}","horizontal_m":{horizontal_m},"vertical_m":45.0}},"threshold_horizontal_m":1000.0,"threshold_vertical_m":150.0,"source":{{"kind":"adsb","link":"radio1","relayed_by":200}},"opened_utc":null,"lasted_s":null,"reason":{},"title":"Traffic N123AB"}}"#,
+        if closed { "\"left\"" } else { "null" }
+    )
+}
+
+/// Two sites see one encounter (issue 42): the range opens it once, at the first site's open,
+/// and closes it once, when the last site that had it open closes it, with both sites and the
+/// nearest point either measured; a site's message that is not an event is refused.
+#[test]
+#[cfg_attr(foxborne_no_nats, ignore = "needs nats-server (README)")]
+fn traffic_seen_by_two_sites_is_one_range_encounter() {
+    let store = tempfile::tempdir().unwrap();
+    let nats = Nats::start(store.path());
+    let mut range = start_range("range-traffic", &range_config(&nats, "traffic", ""));
+    let t = utc_now_ns();
+    let s = 1_000_000_000;
+    for (site, utc, state, m) in [
+        ("north", t, "open", 990.0),
+        ("south", t + s, "open", 950.0),
+        ("north", t + 20 * s, "closed", 1_150.0),
+    ] {
+        nats.publish(
+            &format!("foxborne.events.{site}.traffic_proximity"),
+            &proximity(utc, state, m),
+        );
+    }
+    nats.publish("foxborne.events.south.traffic_proximity", "not an event");
+    // The south site's closest point was nearer than any the others sent.
+    let mut closing = proximity(t + 25 * s, "closed", 1_120.0);
+    closing = closing.replacen(
+        r#""horizontal_m":1120,"vertical_m":45.0}"#,
+        r#""horizontal_m":412.5,"vertical_m":45.0}"#,
+        1,
+    );
+    assert!(closing.contains("412.5"), "{closing}");
+    nats.publish("foxborne.events.south.traffic_proximity", &closing);
+    let range_events = || events_of(&range, "traffic_proximity");
+    assert!(
+        common::eventually(WAIT, || range_events().len() == 2),
+        "{:#?}",
+        range_events()
+    );
+    let events = range_events();
+    let (open, closed) = (&events[0], &events[1]);
+    assert_eq!(
+        (&open["state"], &open["scope"]),
+        (&"open".into(), &"range".into())
+    );
+    assert_eq!(open["sites"], serde_json::json!(["north"]));
+    assert_eq!(open["horizontal_m"], 990.0);
+    assert_eq!(closed["state"], "closed");
+    assert_eq!(closed["sites"], serde_json::json!(["north", "south"]));
+    assert_eq!(closed["closest"]["horizontal_m"], 412.5);
+    assert_eq!(closed["lasted_s"], 25.0);
+    let http = range.http_addr();
+    let refused = || {
+        common::status(&http)["sites"]
+            .as_array()
+            .and_then(|sites| sites.iter().find(|x| x["name"] == "south").cloned())
+            .map(|south| south["refused_messages"].clone())
+    };
+    assert!(
+        common::eventually(WAIT, || refused() == Some(1.into())),
+        "{:?}",
+        refused()
+    );
+}
+
 #[test]
 #[cfg_attr(foxborne_no_nats, ignore = "needs nats-server (README)")]
 fn range_is_a_service_ready_status_watchdog_from_its_loop_and_a_clean_stop() {

@@ -1035,3 +1035,87 @@ fn the_air_side_reads_what_pyulog_reads() {
     }
     assert!(compared > 20, "only {compared} changes compared");
 }
+
+/// Issue 42: the receiver's traffic_proximity events of the flight's vehicle are timeline
+/// entries, each from its open to its close, in `sortie` and in `ulog report --ground`'s lane.
+#[test]
+#[cfg_attr(
+    any(foxborne_no_python, foxborne_no_corpus),
+    ignore = "needs the Python references and the corpus (README)"
+)]
+fn the_vehicles_traffic_encounters_are_entries_of_the_timeline() {
+    let r = replay();
+    // The replay's events, with an encounter of vehicle 1 from its gap's start, 2 s long.
+    let gap = r
+        .events
+        .iter()
+        .flat_map(|f| {
+            std::fs::read_to_string(f)
+                .unwrap()
+                .lines()
+                .map(String::from)
+                .collect::<Vec<_>>()
+        })
+        .map(|l| serde_json::from_str::<Value>(&l).unwrap())
+        .find(|e| e["kind"] == "telemetry_gap")
+        .expect("the replay's gap");
+    let start = gap["utc"].as_str().unwrap();
+    let start_us = utc_us(&gap["utc"]);
+    let end = foxborne_receiver::monitor::format_utc_ms((start_us + 2_000_000) * 1000);
+    let encounter = |utc: &str, state: &str, title: &str, reason: &str| {
+        format!(
+            r#"{{"utc":"{utc}","kind":"traffic_proximity","sysid":1,"name":null,"state":"{state}","icao":"A1B2C3","uas_id":null,"callsign":"N123AB","horizontal_m":640.0,"vertical_m":45.0,"bearing_deg":270.0,"altitude_m":533.0,"altitude_ref":"pressure_qnh","own_altitude_m":488.0,"own_altitude_ref":"msl","vertical_basis":"pressure_qnh vs msl","closest":{{"utc":"{start}","horizontal_m":412.0,"vertical_m":45.0}},"threshold_horizontal_m":1000.0,"threshold_vertical_m":150.0,"source":{{"kind":"adsb","link":"radio1","relayed_by":200}},"opened_utc":null,"lasted_s":null,"reason":{reason},"title":"{title}"}}"#
+        )
+    };
+    let traffic = r.dir.join("events-traffic.jsonl");
+    std::fs::write(
+        &traffic,
+        format!(
+            "{}\n{}\n",
+            encounter(
+                start,
+                "open",
+                "Traffic N123AB 640 m and 45 m above sysid 1",
+                "null"
+            ),
+            encounter(
+                &end,
+                "closed",
+                "Traffic N123AB clear of sysid 1 at 1150 m; closest 412 m and 45 m above",
+                "\"left\""
+            ),
+        ),
+    )
+    .unwrap();
+    let mut ground = grounds(r);
+    ground.push(&traffic);
+    let (code, lines, stderr) = sortie(&r.flight, &ground, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let entries: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["kind"] == "traffic_proximity")
+        .collect();
+    assert_eq!(entries.len(), 1, "{lines:#?}");
+    let entry = entries[0];
+    assert_eq!(
+        entry["title"],
+        "Traffic N123AB 640 m and 45 m above sysid 1; Traffic N123AB clear of sysid 1 at 1150 m; closest 412 m and 45 m above"
+    );
+    assert_eq!(entry["closest"]["horizontal_m"], 412.0, "{entry}");
+    let html = r.dir.join("report-traffic.html");
+    common::run_ok(
+        Command::new(common::binary())
+            .args(["ulog", "report"])
+            .arg(&r.flight)
+            .arg("--out")
+            .arg(&html)
+            .arg("--ground")
+            .args(&ground),
+        "ulog report --ground",
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("Traffic N123AB 640 m and 45 m above sysid 1"),
+        "no traffic entry in the lane"
+    );
+}

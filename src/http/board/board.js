@@ -9,7 +9,8 @@
 //   mid-sortie draws what one open all along would.
 // - /events (EventSource): telemetry_gap open/closed the moment the receiver decides, a link
 //   silent for a vehicle another link hears (link_gap), two senders on one id
-//   (sysid_conflict), a stream that stopped (stream), latency reports (sparklines),
+//   (sysid_conflict), a stream that stopped (stream), traffic near a vehicle
+//   (traffic_proximity: its card's traffic list and plan view), latency reports (sparklines),
 //   link/clock/receiver events (the list). EventSource reconnects by
 //   itself and sends Last-Event-ID; a `resync` event (the receiver restarted, or too much was
 //   missed) makes the page reload /status and /board/history.
@@ -116,6 +117,9 @@ function vehicle(sysid) {
       delivery: {}, deliveryUnreliable: false, linkGaps: new Map(), conflicts: new Map(), streams: new Map(),
       // The latest live event on each of those keys (`kind:key`): its stamp and whether it opened.
       eventAt: new Map(),
+      // Issue 42: the traffic near it (the snapshot's list, nearest first) and the open
+      // traffic_proximity events by track key (ICAO address or UAS ID).
+      traffic: [], proximities: new Map(), position: null,
     };
     board.vehicles.set(sysid, v);
     board.dirty.order = true;
@@ -156,6 +160,7 @@ function closeGap(v, start, end) {
 function openSet(v, kind, e) {
   if (kind === 'link_gap') return [v.linkGaps, e.link];
   if (kind === 'sysid_conflict') return [v.conflicts, e.compid];
+  if (kind === 'traffic_proximity') return [v.proximities, trafficKey(e)];
   return [v.streams, e.msgid];
 }
 
@@ -189,6 +194,11 @@ function applyOpenEvent(v, e) {
   if (e.kind === 'sysid_conflict') v.deliveryUnreliable = v.conflicts.size > 0;
 }
 
+// A track's key, as /status and the events name it: its ICAO address or its UAS ID.
+function trafficKey(x) {
+  return x.key ?? x.icao ?? x.uas_id;
+}
+
 function gapStart(gapEvent) {
   return parseUtc(gapEvent.last_recv_utc) ?? parseUtc(gapEvent.utc) - gapEvent.threshold_s * 1000;
 }
@@ -210,6 +220,7 @@ function applySnapshot(s) {
   board.startedMs = parseUtc(s.started_utc);
   board.clock = s.clock;
   board.links = s.links || [];
+  board.trafficLimits = s.traffic_limits ?? board.trafficLimits;
   const siteKey = (s.sites || []).map((x) => x.name).join(',');
   if (siteKey !== board.sites.map((x) => x.name).join(',')) board.dirty.all = true;
   board.sites = s.sites || [];
@@ -235,6 +246,10 @@ function applySnapshot(s) {
     reconcile(v, 'link_gap', sv.link_gaps || [], built);
     reconcile(v, 'sysid_conflict', sv.conflicts || [], built);
     reconcile(v, 'stream', (sv.streams || []).map((st) => st.event).filter(Boolean), built);
+    v.traffic = sv.traffic || [];
+    v.position = sv.position ?? null;
+    // The snapshot's open proximities, as keys; an event since on a key says otherwise.
+    reconcile(v, 'traffic_proximity', v.traffic.filter((t) => t.proximity), built);
     // The receiver's flag is its open conflicts: the same as the page's unless an event since
     // opened or closed one.
     v.deliveryUnreliable = v.conflicts.size > 0;
@@ -303,6 +318,20 @@ function onEvent(data) {
       board.dirty.order = true;
       v.pendingEvent = v.pendingEvent ?? received;
     }
+    markDirty(v);
+  } else if (e.kind === 'traffic_proximity') {
+    const v = vehicle(e.sysid);
+    if (e.name) v.name = e.name;
+    applyOpenEvent(v, e);
+    // Its distances as the event measured them, until the next snapshot measures again.
+    const key = trafficKey(e);
+    const entry = {
+      key, callsign: e.callsign, horizontal_m: e.horizontal_m, vertical_m: e.vertical_m,
+      vertical_basis: e.vertical_basis, bearing_deg: e.bearing_deg, proximity: e.state === 'open',
+    };
+    v.traffic = v.traffic.filter((t) => t.key !== key).concat(e.state === 'open' ? [entry] : [])
+      .sort((a, b) => a.horizontal_m - b.horizontal_m);
+    board.dirty.order = true;
     markDirty(v);
   } else if (e.kind === 'link_gap' || e.kind === 'sysid_conflict' || e.kind === 'stream') {
     const v = vehicle(e.sysid);
@@ -465,15 +494,23 @@ function buildCard(v) {
   latency.append(latencyText, spark);
   const loss = row('Loss', 'loss');
   const delivery = row('Delivered', 'delivery');
+  // Nearby traffic: a plan view (our vehicle at the centre, north up, the proximity threshold
+  // as a dashed ring) beside a list with each track's distance and altitude difference.
+  const traffic = el('section', 'traffic');
+  const trafficHead = el('h4', 'traffic-head', 'Traffic');
+  const plan = svg('svg', { class: 'plan', viewBox: '-100 -100 200 200', role: 'img' });
+  const trafficList = el('ul', 'traffic-list');
+  traffic.append(trafficHead, plan, trafficList);
   const stripWrap = el('div', 'strip-wrap');
   const stripLabel = el('div', 'strip-label');
   stripLabel.append(el('span', null, '30 min ago'), el('span', null, 'now'));
   const strip = svg('svg', { class: 'strip', viewBox: `0 0 ${STRIP_MS / 1000} 10`, preserveAspectRatio: 'none', role: 'img' });
   stripWrap.append(strip, stripLabel);
-  li.append(head, gapTitle, observed, alerts, facts, stripWrap);
+  li.append(head, gapTitle, observed, alerts, facts, traffic, stripWrap);
   v.el = {
     li, stateText: badge.lastChild, name: h3.lastChild, age: head.lastChild, gapTitle, observed,
     alerts, mode, links, latencyText, p50, p95, loss, delivery, strip, stripKey: '', sparkKey: '',
+    traffic, trafficHead, plan, trafficList, trafficKey: null,
   };
 }
 
@@ -557,7 +594,78 @@ function renderCard(v, now) {
     : `${v.loss.toFixed(1)} %`);
   renderDelivery(v);
   renderAlerts(v, now);
+  renderTraffic(v);
   renderStrip(v, now);
+}
+
+// The proximity threshold, from the snapshot (the plan view's dashed ring; its edge is five
+// times it, as far as the receiver lists traffic).
+function trafficLimit() {
+  return board.trafficLimits?.horizontal_m ?? 1000;
+}
+
+function metres(m) {
+  return m >= 10000 ? `${(m / 1000).toFixed(1)} km` : `${Math.round(m)} m`;
+}
+
+// `45 m above`, `12 m below`, `altitude unknown`: the vertical separation in words.
+function vertical(t) {
+  if (t.vertical_m === null || t.vertical_m === undefined) return 'altitude unknown';
+  const v = Math.round(t.vertical_m);
+  return v < 0 ? `${-v} m below` : `${v} m above`;
+}
+
+function renderTraffic(v) {
+  const list = v.traffic.map((t) => ({ ...t, proximity: v.proximities.has(t.key) }));
+  const open = list.filter((t) => t.proximity).length;
+  const key = list.map((t) => `${t.key}:${Math.round(t.horizontal_m)}:${Math.round(t.vertical_m ?? 0)}:${Math.round(t.bearing_deg)}:${t.proximity}`).join('|');
+  const state = open ? 'proximity' : list.length ? 'clear' : 'none';
+  v.el.li.dataset.traffic = state;
+  // A vehicle whose position the receiver was never told (no GLOBAL_POSITION_INT) and with no
+  // traffic near: nothing to draw.
+  const shown = v.position !== null || list.length > 0;
+  if (v.el.trafficKey === `${shown}|${key}`) return;
+  v.el.trafficKey = `${shown}|${key}`;
+  const e = v.el;
+  e.traffic.hidden = !shown;
+  setText(e.trafficHead, open
+    ? `Traffic: ${open} WITHIN ${metres(trafficLimit())}`
+    : list.length ? `Traffic: ${list.length} within ${metres(5 * trafficLimit())}, none within ${metres(trafficLimit())}` : 'Traffic: none known nearby');
+  e.traffic.dataset.traffic = state;
+  const items = list.map((t) => {
+    const name = t.callsign || t.key;
+    const shape = t.proximity ? '\u25B2' : '\u00B7';
+    const text = `${t.proximity ? 'PROXIMITY ' : ''}${name}: ${metres(t.horizontal_m)}, ${vertical(t)}, bearing ${Math.round(t.bearing_deg)}\u00B0`;
+    const li = alertItem(t.proximity ? 'traffic-near' : 'traffic-far', shape, text);
+    li.dataset.track = t.key;
+    li.dataset.proximity = t.proximity ? 'open' : 'clear';
+    li.title = t.vertical_basis ? `altitudes compared: ${t.vertical_basis}` : 'no altitude reported';
+    return li;
+  });
+  e.trafficList.replaceChildren(...items);
+  e.trafficList.hidden = items.length === 0;
+  // The plan: scaled so the list's edge (five times the threshold) is the rim.
+  const scale = 90 / (5 * trafficLimit());
+  const marks = [
+    svg('circle', { class: 'plan-rim', cx: 0, cy: 0, r: 90 }),
+    svg('circle', { class: 'plan-limit', cx: 0, cy: 0, r: (trafficLimit() * scale).toFixed(1) }),
+    svg('path', { class: 'plan-own', d: 'M0,-6 L5,5 L0,2 L-5,5 Z' }),
+  ];
+  for (const t of list) {
+    const r = Math.min(90, t.horizontal_m * scale);
+    const b = (t.bearing_deg * Math.PI) / 180;
+    const x = (r * Math.sin(b)).toFixed(1);
+    const y = (-r * Math.cos(b)).toFixed(1);
+    // Shape says it, not colour alone: a triangle within the threshold, a square beyond it.
+    marks.push(t.proximity
+      ? svg('path', { class: 'plan-near', d: `M${x},${y - 6} L${+x + 6},${+y + 5} L${x - 6},${+y + 5} Z` })
+      : svg('rect', { class: 'plan-far', x: x - 3, y: y - 3, width: 6, height: 6 }));
+  }
+  e.plan.replaceChildren(...marks);
+  const nearest = list[0];
+  e.plan.setAttribute('aria-label', list.length
+    ? `Plan view, north up, ${metres(5 * trafficLimit())} to the edge: ${list.length} track${list.length > 1 ? 's' : ''}, nearest ${nearest.callsign || nearest.key} ${metres(nearest.horizontal_m)} at bearing ${Math.round(nearest.bearing_deg)} degrees${open ? `, ${open} within ${metres(trafficLimit())}` : ''}`
+    : `Plan view, north up, ${metres(5 * trafficLimit())} to the edge: no traffic`);
 }
 
 // "radio1 92.0 % · radio2 88.0 % · together 99.6 %": of the frames the vehicle's sequence
@@ -722,9 +830,11 @@ function renderOrder() {
   const conflicted = some((v) => v.conflicts);
   const linkGapped = some((v) => v.linkGaps);
   const streamed = some((v) => v.streams);
+  const traffic = some((v) => v.proximities);
   if (conflicted) parts.push(`${conflicted} with two senders`);
   if (linkGapped) parts.push(`${linkGapped} silent on a link`);
   if (streamed) parts.push(`${streamed} with a stream stopped`);
+  if (traffic) parts.push(`${traffic} with traffic near`);
   setText($('summary'), sorted.length ? parts.join(' · ') : 'No vehicles yet');
 }
 
@@ -838,6 +948,11 @@ function eventText(e) {
         : ['kind-ok', `${who}: ${e.title}`, e.lasted_s !== undefined ? `lasted ${sig3(e.lasted_s)} s` : ''];
     case 'stream':
       return [e.state === 'open' ? 'kind-gap' : 'kind-ok', `${who}: ${e.title}`, ''];
+    case 'traffic_proximity':
+      return [e.state === 'open' ? 'kind-gap' : 'kind-ok', `${who}: ${e.title}`,
+        [e.vertical_basis ? `altitudes ${e.vertical_basis}` : 'no altitude reported', `${e.source.kind} on ${e.source.link}`].join('; ')];
+    case 'traffic':
+      return ['', e.title, `${e.source.kind} on ${e.source.link}`];
     default:
       return ['', e.kind, ''];
   }

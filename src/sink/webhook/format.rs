@@ -1,10 +1,10 @@
 //! What a webhook POSTs for an event (pure): the event object itself (`json`), or a chat
 //! message (`slack`: `{"text": ...}`, which Slack, Mattermost and Rocket.Chat incoming webhooks
 //! all take) that a person on the range reads at a glance: what happened, to which vehicle
-//! (name and system id), and the gap's title as the events stream has it.
+//! (name and system id), and the gap's or the traffic's title as the events stream has it.
 
 use crate::config::WebhookFormat;
-use crate::monitor::event::{GapEvent, GapState};
+use crate::monitor::event::{GapEvent, GapState, TrafficProximityEvent};
 use crate::monitor::title::TITLE_PREFIX;
 use crate::monitor::{format_utc_ms, Event};
 
@@ -21,6 +21,7 @@ pub fn body(format: WebhookFormat, event: &Event, line: &str) -> String {
 pub fn chat_text(event: &Event, line: &str) -> String {
     match event {
         Event::TelemetryGap(gap) => gap_text(gap),
+        Event::TrafficProximity(p) => traffic_text(p),
         other => format!("*{}*: {}", other.kind(), escape(line)),
     }
 }
@@ -69,6 +70,39 @@ fn gap_text(gap: &GapEvent) -> String {
     }
 }
 
+/// `:airplane: *traffic_proximity open*: UAS-04 (sysid 4): Traffic N123AB 640 m and 45 m above
+/// UAS-04. ICAO A1B2C3, ADS-B over radio1; altitude pressure_qnh vs msl.`
+fn traffic_text(p: &TrafficProximityEvent) -> String {
+    let vehicle = match &p.name {
+        Some(name) => format!("{} (sysid {})", escape(name), p.sysid),
+        None => format!("sysid {}", p.sysid),
+    };
+    let id = match (&p.icao, &p.uas_id) {
+        (Some(icao), _) => format!("ICAO {icao}"),
+        (None, Some(uas)) => format!("UAS ID {}", escape(uas)),
+        (None, None) => String::new(),
+    };
+    let relayed = p
+        .source
+        .relayed_by
+        .map(|s| format!(", relayed by sysid {s}"))
+        .unwrap_or_default();
+    let basis = match &p.vertical_basis {
+        Some(b) => format!("; altitude {}", escape(b)),
+        None => "; no altitude reported: judged on the horizontal alone".to_string(),
+    };
+    let (mark, state) = match p.state {
+        GapState::Open => (":airplane:", "open"),
+        GapState::Closed => (":white_check_mark:", "closed"),
+    };
+    format!(
+        "{mark} *traffic_proximity {state}*: {vehicle}: {}. {id}, {} over {}{relayed}{basis}.",
+        escape(&p.title),
+        p.source.kind,
+        escape(&p.source.link),
+    )
+}
+
 fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -91,6 +125,16 @@ mod tests {
             name: Some("UAS-04 <north>".into()),
             ..example
         }
+    }
+
+    #[test]
+    fn slack_text_of_a_proximity_says_who_how_near_and_on_what_altitudes() {
+        let open = Event::from(examples::traffic_proximity());
+        let text = chat_text(&open, &open.to_json_line());
+        assert_eq!(
+            text,
+            ":airplane: *traffic_proximity open*: UAS-04 (sysid 4): Traffic N123AB 640 m and 45 m above UAS-04. ICAO A1B2C3, adsb over radio1, relayed by sysid 200; altitude pressure_qnh vs msl."
+        );
     }
 
     #[test]
