@@ -70,7 +70,11 @@ pub fn export_files(files: &[PathBuf], out: &Path) -> anyhow::Result<Exit> {
         let code = match export_one(file, &target(file, out, files.len())) {
             Ok(code) => code,
             Err(e) => {
-                eprintln!("error: {}: {e:#}", file.display());
+                eprintln!(
+                    "error: {}: {}",
+                    file.display(),
+                    super::error_text::chain(&e)
+                );
                 Exit::Failure
             }
         };

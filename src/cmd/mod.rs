@@ -7,6 +7,7 @@
 pub mod analyze;
 pub mod catalog;
 pub mod check_config;
+pub mod error_text;
 pub mod exit;
 pub mod mcap;
 pub mod range;
@@ -108,7 +109,7 @@ pub fn main(cli: Cli) -> ExitCode {
         Err(e) => {
             let exit = Exit::for_error(&e);
             if exit != Exit::Success {
-                eprintln!("error: {e:#}");
+                eprintln!("error: {}", error_text::chain(&e));
             }
             exit
         }
