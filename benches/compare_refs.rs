@@ -17,7 +17,8 @@
 //! Knobs (environment): `FOXBORNE_REFS_RATES` (frames/s, comma separated, default
 //! 2000,20000,100000,300000), `FOXBORNE_REFS_VEHICLES` (default 1,50), `FOXBORNE_REFS_RUNS`
 //! (default 5), `FOXBORNE_REFS_SECONDS` (sending time per run, default 2),
-//! `FOXBORNE_BENCH_BINARY` (our daemon, default this build's).
+//! `FOXBORNE_BENCH_BINARY` (our daemon, default this build's), `FOXBORNE_REFS_BEFORE` (an
+//! earlier build of ours, measured in the same runs as a fourth receiver: before and after).
 
 #[path = "harness/mod.rs"]
 mod harness;
@@ -144,7 +145,31 @@ struct Run {
 }
 
 fn ours(label: &str, top: &str, frames: &[Vec<u8>], rate: u64, seconds: f64) -> Run {
-    let mut daemon = harness::BenchDaemon::start_with_top(label, top, "");
+    ours_binary(None, label, top, frames, rate, seconds)
+}
+
+/// As [`ours`], with the daemon `binary` instead of this build's (an earlier build).
+fn ours_binary(
+    binary: Option<&Path>,
+    label: &str,
+    top: &str,
+    frames: &[Vec<u8>],
+    rate: u64,
+    seconds: f64,
+) -> Run {
+    let mut daemon = match binary {
+        Some(binary) => {
+            let mine = std::env::var_os("FOXBORNE_BENCH_BINARY");
+            std::env::set_var("FOXBORNE_BENCH_BINARY", binary);
+            let daemon = harness::BenchDaemon::start_with_top(label, top, "");
+            match mine {
+                Some(v) => std::env::set_var("FOXBORNE_BENCH_BINARY", v),
+                None => std::env::remove_var("FOXBORNE_BENCH_BINARY"),
+            }
+            daemon
+        }
+        None => harness::BenchDaemon::start_with_top(label, top, ""),
+    };
     let clock = ClockId::pid_cpu_clock_id(Pid::from_raw(daemon.pid() as i32)).unwrap();
     let tx = sender(daemon.udp);
     let cpu0 = cpu_seconds(clock);
@@ -295,13 +320,33 @@ fn live(router: &Path) {
     let seconds = env_num("FOXBORNE_REFS_SECONDS", 2.0);
     println!("CPU per frame in µs: median of {runs} runs (min to max); each run {seconds} s of sending; the three receivers in turn within each run.");
     println!();
-    println!("| frames/s | vehicles | ours | ours, tlog = true | mavlink-routerd | ours / router | ours+tlog / router | frames lost (ours / +tlog / router, worst run) | peak RSS MiB (ours / router) | send rate achieved |");
-    println!("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    let before = std::env::var_os("FOXBORNE_REFS_BEFORE").map(std::path::PathBuf::from);
+    let (before_head, before_rule) = match &before {
+        Some(b) => (
+            format!(" ours before ({}) | before / ours |", b.display()),
+            " ---: | ---: |",
+        ),
+        None => (String::new(), ""),
+    };
+    println!("| frames/s | vehicles | ours | ours, tlog = true | mavlink-routerd | ours / router | ours+tlog / router | frames lost (ours / +tlog / router, worst run) | peak RSS MiB (ours / router) | send rate achieved |{before_head}");
+    println!(
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |{before_rule}"
+    );
     for &rate in &rates {
         for &vehicles in &fleets {
             let frames = harness::fleet_frames_of(vehicles.clamp(1, 250) as u8);
-            let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut a, mut b, mut c, mut d) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for _ in 0..runs {
+                if let Some(binary) = &before {
+                    d.push(ours_binary(
+                        Some(binary),
+                        "refs-before",
+                        "",
+                        &frames,
+                        rate,
+                        seconds,
+                    ));
+                }
                 a.push(ours("refs", "", &frames, rate, seconds));
                 b.push(ours("refs-tlog", "tlog = true\n", &frames, rate, seconds));
                 c.push(Router::run(router, &frames, rate, seconds));
@@ -313,8 +358,18 @@ fn live(router: &Path) {
             let med = |r: &[Run]| summary(r, |x| x.us_per_frame).0;
             let lost = |r: &[Run]| r.iter().map(|x| x.lost).max().unwrap();
             let (achieved, _, _) = summary(&c, |x| x.achieved);
+            let before_cells = if d.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " {} (lost {}) | {:.2} |",
+                    cell(&d),
+                    lost(&d),
+                    med(&d) / med(&a)
+                )
+            };
             println!(
-                "| {rate} | {vehicles} | {} | {} | {} | {:.2} | {:.2} | {} / {} / {} | {:.1} / {:.1} | {achieved:.0} |",
+                "| {rate} | {vehicles} | {} | {} | {} | {:.2} | {:.2} | {} / {} / {} | {:.1} / {:.1} | {achieved:.0} |{before_cells}",
                 cell(&a),
                 cell(&b),
                 cell(&c),
