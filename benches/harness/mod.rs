@@ -248,8 +248,13 @@ pub fn quantile(sorted: &[f64], p: f64) -> f64 {
 /// The rate benches' traffic: 20 systems, each a full cycle of sequence numbers, HEARTBEAT v1
 /// and ATTITUDE v2 alternately (one frame per datagram, or back to back on a stream).
 pub fn fleet_frames() -> Vec<Vec<u8>> {
+    fleet_frames_of(20)
+}
+
+/// As [`fleet_frames`], from `systems` systems (sysids 1 to `systems`, at most 250).
+pub fn fleet_frames_of(systems: u8) -> Vec<Vec<u8>> {
     use foxborne_receiver::wire::build::{self, Header};
-    (0..20u8)
+    (0..systems)
         .flat_map(|s| {
             (0..=255u8).map(move |seq| {
                 let h = Header {

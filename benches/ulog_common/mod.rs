@@ -1,8 +1,12 @@
 //! Shared by the ULog benchmarks: where the corpus and Python are, pyulog's times, the
-//! large-log writer and its knobs, and the report line of a child process measured alone.
+//! large-log writer and its knobs, logs made by repeating a corpus log, and the report line of a child process measured alone.
 #![allow(dead_code)]
 
+use foxborne_receiver::ulog::format::BasicType;
+use foxborne_receiver::ulog::record::Record;
 use foxborne_receiver::ulog::writer::UlogWriter;
+use foxborne_receiver::ulog::SliceReader;
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -247,4 +251,105 @@ pub fn vm_hwm_kb() -> u64 {
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         })
         .unwrap_or(0)
+}
+
+/// The corpus log `source` repeated through the writer until `target` bytes: its definitions
+/// once, then its data section over and over (every data sample, logged message, sync and
+/// dropout, each pass's timestamps and GPS UTC moved on by the log's span, so time runs on),
+/// written message by message through `UlogWriter`: the topics, fields and rates of a real
+/// flight, at the size asked. Its size and the passes made (the last cut at the size asked).
+pub fn derive_log(source: &Path, path: &Path, target: u64) -> (u64, u64) {
+    let bytes = std::fs::read(source).unwrap();
+    // The data section's span, so each pass starts after the last one ended.
+    let (mut first, mut last) = (u64::MAX, 0u64);
+    let mut header_start = 0u64;
+    let mut reader = SliceReader::new(&bytes);
+    while let Some(item) = reader.next_record() {
+        match item.map(|l| l.record) {
+            Ok(Record::Data(s)) => {
+                if let Some(t) = s.timestamp {
+                    first = first.min(t);
+                    last = last.max(t);
+                }
+            }
+            Ok(Record::FileHeader(h)) => header_start = h.timestamp,
+            _ => {}
+        }
+    }
+    let span = last.saturating_sub(first) + 1_000_000;
+    let file = BufWriter::with_capacity(1 << 20, std::fs::File::create(path).unwrap());
+    let mut w = UlogWriter::new(file, header_start).unwrap();
+    w.flag_bits([0; 8], [0; 8], [0; 3]).unwrap();
+    // Where each subscription's GPS UTC is, to move it with the timestamps.
+    let mut utc_at: HashMap<u16, Option<usize>> = HashMap::new();
+    let mut pass = 0u64;
+    'passes: while pass == 0 || w.position() < target {
+        let shift = pass * span;
+        let mut reader = SliceReader::new(&bytes);
+        while let Some(item) = reader.next_record() {
+            let Ok(located) = item else { continue };
+            // Stopped at the size asked, on a message boundary, once the definitions are in.
+            if pass > 0 && w.position() >= target {
+                pass += 1; // the pass cut short
+                break 'passes;
+            }
+            // The message's payload after its 3-byte header.
+            let mut payload = located.bytes[3..].to_vec();
+            let kind = located.msg_type;
+            match &located.record {
+                Record::FileHeader(_) | Record::FlagBits(_) => continue,
+                // The definitions, subscriptions and unsubscriptions once.
+                Record::Format { .. }
+                | Record::Info(_)
+                | Record::MultiInfo { .. }
+                | Record::Parameter { initial: true, .. }
+                | Record::DefaultParameter { .. }
+                | Record::Subscription { .. }
+                | Record::Unsubscription { .. }
+                    if pass > 0 =>
+                {
+                    continue
+                }
+                Record::Subscription {
+                    subscription,
+                    formats,
+                } => {
+                    let fields = formats.flatten(&subscription.layout.format_name).unwrap();
+                    let utc = fields
+                        .iter()
+                        .find(|f| f.name == "time_utc_usec" && f.ty == BasicType::UInt64)
+                        .map(|f| f.offset);
+                    utc_at.insert(subscription.msg_id, utc);
+                }
+                Record::Data(sample) => {
+                    let at = 2; // after msg_id
+                    if let (Some(t), Some(off)) = (
+                        sample.timestamp,
+                        sample.subscription.layout.timestamp_offset,
+                    ) {
+                        payload[at + off..at + off + 8].copy_from_slice(&(t + shift).to_le_bytes());
+                    }
+                    if let Some(Some(off)) = utc_at.get(&sample.subscription.msg_id) {
+                        let p = &mut payload[at + off..at + off + 8];
+                        let utc = u64::from_le_bytes(p.try_into().unwrap());
+                        if utc != 0 {
+                            p.copy_from_slice(&(utc + shift).to_le_bytes());
+                        }
+                    }
+                }
+                Record::Logged(l) => {
+                    // L: level, timestamp; C: level, tag, timestamp.
+                    let at = if l.tag.is_some() { 3 } else { 1 };
+                    payload[at..at + 8].copy_from_slice(&(l.timestamp + shift).to_le_bytes());
+                }
+                _ => {}
+            }
+            w.raw(kind, &payload).unwrap();
+        }
+        pass += 1;
+    }
+
+    let size = w.position();
+    w.into_inner().flush().unwrap();
+    (size, pass)
 }
