@@ -18,9 +18,7 @@
 mod harness;
 
 use foxborne_receiver::wire::build::{self, Header};
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpStream, UdpSocket};
-use std::sync::mpsc;
+use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
 /// Metres per degree of latitude near 47° N, and of longitude there (close enough to lay out
@@ -39,28 +37,6 @@ fn e7(deg: f64) -> i32 {
     (deg * 1e7).round() as i32
 }
 
-/// Each `traffic_proximity` open's delay (ms) on the SSE stream at `http`.
-fn proximity_delays(http: &str) -> mpsc::Receiver<f64> {
-    let mut sse = TcpStream::connect(http).unwrap();
-    sse.write_all(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        .unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(sse).lines().map_while(Result::ok) {
-            let Some(data) = line.strip_prefix("data: ") else {
-                continue;
-            };
-            let v: serde_json::Value = serde_json::from_str(data).unwrap();
-            if v["kind"] == "traffic_proximity" && v["state"] == "open" {
-                let at =
-                    foxborne_receiver::monitor::parse_utc_ns(v["utc"].as_str().unwrap()).unwrap();
-                let _ = tx.send((harness::utc_ns() - at) as f64 / 1e6);
-            }
-        }
-    });
-    rx
-}
-
 fn main() {
     let args = harness::numeric_args();
     let tracks = *args.first().unwrap_or(&500) as usize;
@@ -69,7 +45,7 @@ fn main() {
     let baseline = std::env::args().any(|a| a == "baseline");
     let mut daemon = harness::BenchDaemon::start("traffic", "[gap]\nthreshold_s = 3.0\n");
     let udp = daemon.udp;
-    let delays = proximity_delays(&daemon.http);
+    let delays = harness::open_event_delays(&daemon.http, "traffic_proximity");
     let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
     let mut seq = vec![0u8; 256];
     let mut send = |sysid: u8, msgid: u32, payload: &[u8]| {

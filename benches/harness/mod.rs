@@ -165,6 +165,12 @@ impl BenchDaemon {
 /// Latency (ms) of each telemetry_gap `open` event on the SSE stream at `http` (a receiver's or
 /// a range's): its arrival minus its deadline.
 pub fn gap_alert_latencies(http: &str) -> mpsc::Receiver<f64> {
+    open_event_delays(http, "telemetry_gap")
+}
+
+/// The delay (ms) of each `open` event of `kind` on the SSE stream at `http`: its arrival minus
+/// its `utc`.
+pub fn open_event_delays(http: &str, kind: &'static str) -> mpsc::Receiver<f64> {
     let mut sse = TcpStream::connect(http).unwrap();
     sse.write_all(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         .unwrap();
@@ -175,10 +181,10 @@ pub fn gap_alert_latencies(http: &str) -> mpsc::Receiver<f64> {
                 continue;
             };
             let v: serde_json::Value = serde_json::from_str(data).unwrap();
-            if v["kind"] == "telemetry_gap" && v["state"] == "open" {
-                let deadline =
+            if v["kind"] == kind && v["state"] == "open" {
+                let at =
                     foxborne_receiver::monitor::parse_utc_ns(v["utc"].as_str().unwrap()).unwrap();
-                let _ = tx.send((utc_ns() - deadline) as f64 / 1e6);
+                let _ = tx.send((utc_ns() - at) as f64 / 1e6);
             }
         }
     });

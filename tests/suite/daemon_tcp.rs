@@ -36,15 +36,6 @@ fn wait_for_bytes(d: &mut Daemon, link: &str, bytes: u64) {
     );
 }
 
-fn link_states(d: &Daemon, link: &str) -> Vec<String> {
-    d.events()
-        .iter()
-        .filter(|e| e["kind"] == "link" && e["link"] == link)
-        .filter_map(|e| e["state"].as_str().map(String::from))
-        .filter(|s| s == "up" || s == "down")
-        .collect()
-}
-
 #[test]
 fn a_tcp_client_link_reconnects_and_loses_nothing_read_before_the_drop() {
     let server = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -106,7 +97,7 @@ fn a_tcp_client_link_reconnects_and_loses_nothing_read_before_the_drop() {
         .iter()
         .all(|r| r["link"] == "sitl" && r["src"].as_str() == Some(&addr.to_string())));
     assert_eq!(
-        link_states(&d, "sitl"),
+        d.link_states("sitl"),
         ["up", "down", "up", "down", "up", "down", "up", "down"],
         "each drop is one down, each reconnection one up"
     );

@@ -10,7 +10,7 @@
 
 use crate::common;
 
-use common::{eventually, status, Daemon};
+use common::{eventually, status_until, Daemon};
 use serde_json::{json, Value};
 use std::process::{Child, Stdio};
 use std::time::Duration;
@@ -101,16 +101,6 @@ fn wait_event(d: &Daemon, kind: &str, sysid: u64, state: &str) -> Value {
     find().unwrap()
 }
 
-/// Polls `/status` until `wanted` holds of it; the last status read, and whether it held.
-fn status_until(http: &str, mut wanted: impl FnMut(&Value) -> bool) -> (Value, bool) {
-    let mut last = Value::Null;
-    let held = eventually(WAIT, || {
-        last = status(http);
-        wanted(&last)
-    });
-    (last, held)
-}
-
 /// Telemetry gaps of `sysid` whose silence began before `before_utc` (both as the receiver
 /// writes times, which sort as text): those the scenario did not cause by ending.
 fn gaps_before(d: &Daemon, sysid: u64, before_utc: &str) -> Vec<Value> {
@@ -153,7 +143,7 @@ fn two_links_with_different_losses_deliver_exactly_what_was_sent_per_link_and_to
     );
 
     // Every copy arrives (loopback) and is in the receive log: copies are never dropped.
-    let (s, held) = status_until(&http, |s| {
+    let (s, held) = status_until(&http, WAIT, |s| {
         link(s, "radio1")["receipts"] == n1 && link(s, "radio2")["receipts"] == n2
     });
     assert!(
@@ -174,7 +164,9 @@ fn two_links_with_different_losses_deliver_exactly_what_was_sent_per_link_and_to
         "any": union,
         "links": {"radio1": n1, "radio2": n2},
     });
-    let (s, _) = status_until(&http, |s| vehicle(s, 9)["delivery_frames"] == expected);
+    let (s, _) = status_until(&http, WAIT, |s| {
+        vehicle(s, 9)["delivery_frames"] == expected
+    });
     let v = vehicle(&s, 9);
     assert_eq!(
         v["delivery_frames"], expected,
@@ -215,7 +207,7 @@ fn a_link_cut_while_the_other_hears_is_one_link_gap_and_no_telemetry_gap() {
     assert_eq!(open["hearing"], json!(["radio1"]), "{open:#}");
     assert_eq!(open["threshold_s"], 3.0, "{open:#}");
     // While it is open /status says so (the cut lasts 7 s, the gap opens after 3 s of it).
-    let (s, held) = status_until(&http, |s| {
+    let (s, held) = status_until(&http, WAIT, |s| {
         vehicle(s, 9)["link_gaps"]
             .as_array()
             .is_some_and(|g| g.len() == 1 && g[0]["link"] == "radio2")
@@ -258,7 +250,7 @@ fn a_link_cut_while_the_other_hears_is_one_link_gap_and_no_telemetry_gap() {
     // The vehicle was never silent: no telemetry gap (but the one its end may open).
     let last_heartbeat = sent["last_heartbeat_utc"].as_str().unwrap();
     assert_eq!(gaps_before(&d, 9, last_heartbeat), Vec::<Value>::new());
-    let (s, held) = status_until(&http, |s| {
+    let (s, held) = status_until(&http, WAIT, |s| {
         vehicle(s, 9)["link_gaps"]
             .as_array()
             .is_some_and(|g| g.is_empty())
@@ -283,7 +275,7 @@ fn two_senders_on_one_system_id_are_one_conflict_and_no_loss_storm() {
     );
     // Both senders' heartbeats say the same (type, autopilot): no such evidence is invented.
     assert!(!reasons.contains(&json!("heartbeat_identity")), "{open:#}");
-    let (s, held) = status_until(&http, |s| {
+    let (s, held) = status_until(&http, WAIT, |s| {
         let v = vehicle(s, 7);
         v["delivery_unreliable"] == true && v["conflicts"].as_array().is_some_and(|c| c.len() == 1)
     });
@@ -300,7 +292,7 @@ fn two_senders_on_one_system_id_are_one_conflict_and_no_loss_storm() {
         .iter()
         .map(|f| f.as_u64().unwrap())
         .sum();
-    let (s, held) = status_until(&http, |s| link(s, "radio1")["receipts"] == frames);
+    let (s, held) = status_until(&http, WAIT, |s| link(s, "radio1")["receipts"] == frames);
     assert!(
         held,
         "receipts never reached {frames}: {:#}",
@@ -336,7 +328,7 @@ fn two_senders_on_one_system_id_are_one_conflict_and_no_loss_storm() {
         ["open", "closed"],
         "{conflicts:#?}"
     );
-    let (s, held) = status_until(&http, |s| {
+    let (s, held) = status_until(&http, WAIT, |s| {
         let v = vehicle(s, 7);
         v["delivery_unreliable"] == false && v["conflicts"].as_array().is_some_and(|c| c.is_empty())
     });
@@ -416,7 +408,7 @@ fn a_gap_carries_the_radio_numbers_from_before_and_during_it() {
 
     // /status: the radio's latest report on its link, and the radio is no vehicle.
     let last = reports.last().unwrap();
-    let (s, held) = status_until(&http, |s| {
+    let (s, held) = status_until(&http, WAIT, |s| {
         link(s, "radio1")["radios"][0]["reports"] == reports.len()
     });
     assert!(held, "{:#}", link(&s, "radio1"));
@@ -467,7 +459,7 @@ fn a_position_stream_stopping_while_heartbeats_go_on_is_a_stream_event() {
         open["observed_hz"].as_f64().unwrap() < expected / 2.0,
         "{open:#}"
     );
-    let (s, held) = status_until(&http, |s| {
+    let (s, held) = status_until(&http, WAIT, |s| {
         vehicle(s, 9)["streams"].as_array().is_some_and(|streams| {
             streams
                 .iter()

@@ -46,14 +46,7 @@ fn comparable(line: &str) -> (String, i64) {
 /// The daemon's receive-log lines, as text, file by file in name order.
 fn receive_lines(d: &Daemon) -> Vec<String> {
     let root = d.dir.join("data/receive");
-    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&root)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .flat_map(|day| std::fs::read_dir(day).unwrap())
-        .map(|f| f.unwrap().path())
-        .collect();
-    files.sort();
+    let files = common::dated_files(&root);
     files
         .iter()
         .flat_map(|f| {
@@ -245,14 +238,7 @@ fn data_dir_over_a_span(d: &Daemon) {
     use foxborne_receiver::wire::ScanItem;
     let mut stamped: Vec<(u64, Vec<u8>)> = Vec::new();
     let root = d.dir.join("data/tlog");
-    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&root)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .flat_map(|day| std::fs::read_dir(day).unwrap())
-        .map(|f| f.unwrap().path())
-        .collect();
-    files.sort();
+    let files = common::dated_files(&root);
     let keys = SigningKeys::new(Vec::new(), false);
     for f in &files {
         let bytes = std::fs::read(f).unwrap();

@@ -9,7 +9,7 @@
 
 use crate::common;
 
-use common::{eventually, status, Daemon};
+use common::{eventually, status_until, Daemon};
 use foxborne_receiver::wire::build::{self, Header};
 use serde_json::Value;
 use std::io::Write;
@@ -151,7 +151,7 @@ fn an_aircraft_crossing_by_adsb_opens_and_closes_one_proximity_measured_on_the_e
     );
     // /status: the track, and the vehicle's own position and nearby list.
     let http = d.http_addr();
-    let (s, held) = status_until(&http, |s| track(s, icao).is_some());
+    let (s, held) = status_until(&http, WAIT, |s| track(s, icao).is_some());
     assert!(held, "no track {icao} in {s}");
     let t = track(&s, icao).unwrap();
     assert_eq!(
@@ -204,7 +204,7 @@ fn remote_id_location_and_basic_id_make_a_track_with_its_uas_id() {
         )
     );
     let http = d.http_addr();
-    let (s, held) = status_until(&http, |s| track(s, uas_id).is_some());
+    let (s, held) = status_until(&http, WAIT, |s| track(s, uas_id).is_some());
     assert!(held, "{s}");
     assert_eq!(track(&s, uas_id).unwrap()["uas_id"], uas_id);
 }
@@ -218,7 +218,7 @@ fn our_own_vehicle_relaying_its_own_adsb_out_is_not_traffic() {
     let sent = peer("own-relay", Some(port));
     let icao = sent["icao"].as_str().unwrap();
     let http = d.http_addr();
-    let (s, held) = status_until(&http, |s| {
+    let (s, held) = status_until(&http, WAIT, |s| {
         track(s, icao).is_some_and(|t| t["reports"] == 20)
     });
     assert!(held, "{s}");
@@ -299,7 +299,7 @@ fn an_sbs_feed_gives_the_same_track_and_a_server_restart_is_only_a_link_down_and
     d.wait_for("link up", WAIT);
     vehicle(true);
     let http = d.http_addr();
-    let (s, held) = status_until(&http, |s| {
+    let (s, held) = status_until(&http, WAIT, |s| {
         s["vehicles"]
             .as_array()
             .is_some_and(|v| v.iter().any(|v| v["position"].is_object()))
@@ -320,7 +320,7 @@ fn an_sbs_feed_gives_the_same_track_and_a_server_restart_is_only_a_link_down_and
             let again = TcpListener::bind(addr).unwrap();
             feed = again.accept().unwrap().0;
             server = Some(again);
-            assert!(eventually(WAIT, || link_states(&d, "adsb") == ["up", "down", "up"]));
+            assert!(eventually(WAIT, || d.link_states("adsb") == ["up", "down", "up"]));
         }
         vehicle(i % 10 == 0);
         let mut text = String::new();
@@ -341,7 +341,7 @@ fn an_sbs_feed_gives_the_same_track_and_a_server_restart_is_only_a_link_down_and
     assert_eq!(events[0]["callsign"], "RYR12AB");
     // The restart was a link down and up, nothing else: no other state of the link, no
     // track lost, no proximity but the crossing's one.
-    assert_eq!(link_states(&d, "adsb"), ["up", "down", "up"]);
+    assert_eq!(d.link_states("adsb"), ["up", "down", "up"]);
     let others: Vec<Value> = d
         .events()
         .into_iter()
@@ -357,7 +357,7 @@ fn an_sbs_feed_gives_the_same_track_and_a_server_restart_is_only_a_link_down_and
         .collect();
     assert!(others.is_empty(), "{others:#?}");
     // Refused lines, by reason; the accepted ones kept in traffic/.
-    let (s, held) = status_until(&http, |s| {
+    let (s, held) = status_until(&http, WAIT, |s| {
         link(s, "adsb")["traffic"]["rejects"]["latitude"] == 1
     });
     assert!(held, "{s}");
@@ -392,15 +392,6 @@ fn an_sbs_feed_gives_the_same_track_and_a_server_restart_is_only_a_link_down_and
     assert_eq!(lines[0]["link"], "adsb");
 }
 
-fn link_states(d: &Daemon, link: &str) -> Vec<String> {
-    d.events()
-        .iter()
-        .filter(|e| e["kind"] == "link" && e["link"] == link)
-        .filter_map(|e| e["state"].as_str().map(String::from))
-        .filter(|s| s == "up" || s == "down")
-        .collect()
-}
-
 fn track(s: &Value, key: &str) -> Option<Value> {
     s["traffic"]
         .as_array()?
@@ -415,14 +406,4 @@ fn link(s: &Value, name: &str) -> Value {
         .and_then(|l| l.iter().find(|l| l["name"] == name))
         .cloned()
         .unwrap_or(Value::Null)
-}
-
-/// Polls `/status` until `wanted` holds of it; the last status read, and whether it held.
-fn status_until(http: &str, mut wanted: impl FnMut(&Value) -> bool) -> (Value, bool) {
-    let mut last = Value::Null;
-    let held = eventually(WAIT, || {
-        last = status(http);
-        wanted(&last)
-    });
-    (last, held)
 }

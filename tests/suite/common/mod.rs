@@ -393,6 +393,16 @@ impl Daemon {
     }
 
     /// Every line of the events file so far.
+    /// The `up` and `down` states of `link`'s `link` events, in order.
+    pub fn link_states(&self, link: &str) -> Vec<String> {
+        self.events()
+            .iter()
+            .filter(|e| e["kind"] == "link" && e["link"] == link)
+            .filter_map(|e| e["state"].as_str().map(String::from))
+            .filter(|s| s == "up" || s == "down")
+            .collect()
+    }
+
     pub fn events(&self) -> Vec<serde_json::Value> {
         std::fs::read_to_string(self.dir.join("data/events/current.jsonl"))
             .unwrap_or_default()
@@ -631,6 +641,34 @@ pub fn next_event(
 }
 
 /// The daemon's `/status` now.
+/// Polls `/status` until `wanted` holds of it or `timeout` passes; the last status read, and
+/// whether it held.
+pub fn status_until(
+    http: &str,
+    timeout: Duration,
+    mut wanted: impl FnMut(&serde_json::Value) -> bool,
+) -> (serde_json::Value, bool) {
+    let mut last = serde_json::Value::Null;
+    let held = eventually(timeout, || {
+        last = status(http);
+        wanted(&last)
+    });
+    (last, held)
+}
+
+/// The files of a file set's day folders under `root` (`<root>/YYYY-MM-DD/*`), in name order.
+pub fn dated_files(root: &std::path::Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .flat_map(|day| std::fs::read_dir(day).unwrap())
+        .map(|f| f.unwrap().path())
+        .collect();
+    files.sort();
+    files
+}
+
 pub fn status(http: &str) -> serde_json::Value {
     serde_json::from_str(&http_get(http, "/status")).unwrap()
 }
