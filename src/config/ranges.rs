@@ -28,6 +28,7 @@ pub const RANGES: &[Range] = &[
     range("link.baud", 50.0, 12_000_000.0, "baud"),
     range("link.queue_mb", 1.0, 1024.0, "MiB"),
     range("link.rcvbuf_kb", 64.0, 1_048_576.0, "KiB"),
+    range("link.read_window_ms", 0.0, 100.0, "ms"),
     range("link.max_peers", 1.0, 1024.0, "peers"),
     range("forward.max_peers", 1.0, 1024.0, "peers"),
     range("forward.queue_kb", 64.0, 1_048_576.0, "KiB"),

@@ -145,6 +145,7 @@ pub(super) struct RawLink {
     pub(super) flow_control: Option<String>,
     pub(super) queue_mb: Option<u64>,
     pub(super) rcvbuf_kb: Option<u64>,
+    pub(super) read_window_ms: Option<u64>,
     pub(super) gap_threshold_s: Option<f64>,
 }
 

@@ -8,14 +8,20 @@ use std::sync::Arc;
 /// bytes never mix. A serial device is connection 0.
 pub type Conn = u64;
 
+/// One UDP datagram: when it arrived, from whom (the receipt's `src`, as a JSON string), and
+/// its bytes.
+#[derive(Debug)]
+pub struct Datagram {
+    pub at: Stamp,
+    pub src_json: Arc<str>,
+    pub bytes: Vec<u8>,
+}
+
 #[derive(Debug)]
 pub enum LinkInput {
-    /// One UDP datagram, scanned on its own.
-    Datagram {
-        at: Stamp,
-        src_json: Arc<str>,
-        bytes: Vec<u8>,
-    },
+    /// The datagrams of one read of a UDP socket, each scanned on its own: handed over
+    /// together, so the scanner wakes once for the read, not once for each.
+    Datagrams(Vec<Datagram>),
     /// Bytes read from a stream (a serial device, a TCP connection); frames may continue in
     /// the same connection's next read.
     Stream {

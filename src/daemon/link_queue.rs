@@ -2,12 +2,18 @@
 //! arrival stamps of everything not yet through the pipeline (the link's watermark), and the
 //! count of what the receiver itself dropped (a full queue; the kernel's socket buffer).
 //!
+//! A UDP link that reads its socket in windows (`read_window_ms`) lists its datagrams with the
+//! kernel's arrival stamps, which are older than the read; while it waits for its next window it
+//! tells the pipeline the moment of its last emptying read ([`LinkShared::reading_since`]), so
+//! the watermark waits for what the kernel holds. Every stamp the pipeline may already have
+//! judged past is raised to the floor it was promised, so the monitors never see the past.
+//!
 //! Nothing here ever blocks a datagram or serial receive task: data that does not fit is
 //! dropped and counted (`overload`), so one flooded link costs only its own input. A TCP link
 //! waits for room instead ([`LinkSender::offer_waiting`]): TCP's own flow control then holds
 //! the sender back, and nothing it sent is lost or cut out of the middle of its stream.
 
-use super::input::LinkInput;
+use super::input::{Datagram, LinkInput};
 use crate::clock;
 use crate::link::LinkChange;
 use crate::link::Stamp;
@@ -23,9 +29,7 @@ const MAX_QUEUED_INPUTS: usize = 65_536;
 /// and the pipeline.
 #[derive(Debug, Default)]
 pub struct LinkShared {
-    /// Arrival stamps (UTC ns) of data queued or being scanned and not yet handed to the
-    /// monitors, oldest first.
-    in_flight: Mutex<VecDeque<i64>>,
+    in_flight: Mutex<InFlight>,
     queued_bytes: AtomicU64,
     limit_bytes: u64,
     /// Datagrams (or serial reads) dropped because the queue was full.
@@ -37,6 +41,35 @@ pub struct LinkShared {
     room: Notify,
 }
 
+/// What the pipeline may rely on about a link's data not yet through it.
+#[derive(Debug, Default)]
+struct InFlight {
+    /// Arrival stamps (UTC ns) of data queued or being scanned and not yet handed to the
+    /// monitors, oldest first.
+    stamps: VecDeque<i64>,
+    /// Set while a UDP link waits for its next read window: everything it has not yet listed
+    /// arrived at or after this (the start of its last read that emptied the socket).
+    reading_since: Option<i64>,
+    /// The earliest stamp the link may still list: the pipeline was told nothing older is in
+    /// flight, so it may have judged up to just before it.
+    floor: i64,
+}
+
+impl InFlight {
+    /// `at`, or the floor when the pipeline may have judged past `at` already (the read came
+    /// late): both clocks move by the same amount.
+    fn not_before_floor(&self, at: Stamp) -> Stamp {
+        let late = self.floor.saturating_sub(at.utc_ns);
+        if late <= 0 {
+            return at;
+        }
+        Stamp {
+            utc_ns: self.floor,
+            mono_ns: at.mono_ns.saturating_add(late as u64),
+        }
+    }
+}
+
 impl LinkShared {
     pub fn new(limit_bytes: u64) -> Arc<Self> {
         Arc::new(Self {
@@ -45,20 +78,32 @@ impl LinkShared {
         })
     }
 
-    /// The oldest stamp not yet through the pipeline; `None` when the link is idle.
-    pub fn oldest_in_flight(&self) -> Option<i64> {
-        self.in_flight
-            .lock()
-            .expect("not poisoned")
+    /// The oldest stamp not yet through the pipeline (or the start of the last emptying read,
+    /// while the link waits for its next read window); `None` when the link is idle. `now_ns` is
+    /// the pipeline's now: from here on the link lists nothing it could already have judged.
+    pub fn oldest_in_flight(&self, now_ns: i64) -> Option<i64> {
+        let mut in_flight = self.in_flight.lock().expect("not poisoned");
+        let oldest = in_flight
+            .stamps
             .front()
             .copied()
+            .or(in_flight.reading_since);
+        let floor = oldest.unwrap_or(now_ns.saturating_add(1));
+        in_flight.floor = in_flight.floor.max(floor);
+        oldest
+    }
+
+    /// A UDP link reading in windows: `Some(start of its last emptying read)` while it waits
+    /// for the next window, `None` once it found the socket empty and waits for data.
+    pub fn reading_since(&self, since: Option<i64>) {
+        self.in_flight.lock().expect("not poisoned").reading_since = since;
     }
 
     /// The pipeline has handed `n` inputs of this link to the monitors.
     pub fn delivered(&self, n: usize) {
-        let mut q = self.in_flight.lock().expect("not poisoned");
-        let n = n.min(q.len());
-        q.drain(..n);
+        let stamps = &mut self.in_flight.lock().expect("not poisoned").stamps;
+        let n = n.min(stamps.len());
+        stamps.drain(..n);
     }
 
     /// The scanner has taken `bytes` off the queue.
@@ -71,6 +116,15 @@ impl LinkShared {
     pub fn dropped(&self) -> u64 {
         self.overload_drops.load(Ordering::Relaxed) + self.kernel_drops.load(Ordering::Relaxed)
     }
+}
+
+/// A datagram as read: the kernel's arrival stamp (if it gave one), the sender as a JSON
+/// string, the bytes.
+#[derive(Debug)]
+pub struct Arrived {
+    pub arrived: Option<Stamp>,
+    pub src_json: Arc<str>,
+    pub bytes: Vec<u8>,
 }
 
 /// The receive task's end of a link queue.
@@ -109,10 +163,10 @@ impl LinkSender {
             return Ok(None);
         }
         let mut in_flight = self.shared.in_flight.lock().expect("not poisoned");
-        let at = clock::stamp();
+        let at = in_flight.not_before_floor(clock::stamp());
         match self.tx.try_send(make(at)) {
             Ok(()) => {
-                in_flight.push_back(at.utc_ns);
+                in_flight.stamps.push_back(at.utc_ns);
                 self.shared.queued_bytes.fetch_add(len, Ordering::Relaxed);
                 Ok(Some(at))
             }
@@ -120,6 +174,56 @@ impl LinkSender {
                 drop(in_flight);
                 self.count_overload(len);
                 Ok(None)
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(Closed),
+        }
+    }
+
+    /// Queues the datagrams of one read of a UDP socket as one input, each with the arrival
+    /// stamp the kernel gave it (`SO_TIMESTAMPNS`), or the time now when it gave none. A stamp
+    /// older than what the pipeline may already have judged is raised to that floor. Datagrams
+    /// past the byte bound are dropped and counted, the rest go in.
+    pub fn offer_datagrams(&self, read: Vec<Arrived>) -> Result<(), Closed> {
+        let room = self
+            .shared
+            .limit_bytes
+            .saturating_sub(self.shared.queued_bytes.load(Ordering::Relaxed));
+        let mut in_flight = self.shared.in_flight.lock().expect("not poisoned");
+        let mut taken = Vec::with_capacity(read.len());
+        let mut taken_bytes = 0u64;
+        for a in read {
+            let len = a.bytes.len() as u64;
+            if taken_bytes + len > room {
+                self.count_overload(len);
+                continue;
+            }
+            taken_bytes += len;
+            taken.push(Datagram {
+                at: in_flight.not_before_floor(a.arrived.unwrap_or_else(clock::stamp)),
+                src_json: a.src_json,
+                bytes: a.bytes,
+            });
+        }
+        if taken.is_empty() {
+            return Ok(());
+        }
+        let stamps: Vec<i64> = taken.iter().map(|d| d.at.utc_ns).collect();
+        match self.tx.try_send(LinkInput::Datagrams(taken)) {
+            Ok(()) => {
+                in_flight.stamps.extend(stamps);
+                self.shared
+                    .queued_bytes
+                    .fetch_add(taken_bytes, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(mpsc::error::TrySendError::Full(input)) => {
+                drop(in_flight);
+                if let LinkInput::Datagrams(back) = input {
+                    for d in back {
+                        self.count_overload(d.bytes.len() as u64);
+                    }
+                }
+                Ok(())
             }
             Err(mpsc::error::TrySendError::Closed(_)) => Err(Closed),
         }
@@ -145,9 +249,9 @@ impl LinkSender {
                 let mut in_flight = self.shared.in_flight.lock().expect("not poisoned");
                 match self.tx.try_reserve() {
                     Ok(permit) => {
-                        let at = clock::stamp();
+                        let at = in_flight.not_before_floor(clock::stamp());
                         permit.send(make(at));
-                        in_flight.push_back(at.utc_ns);
+                        in_flight.stamps.push_back(at.utc_ns);
                         self.shared.queued_bytes.fetch_add(len, Ordering::Relaxed);
                         return Ok(at);
                     }
@@ -169,6 +273,13 @@ impl LinkSender {
         self.tx
             .send(LinkInput::Change(change))
             .await
+            .map_err(|_| Closed)
+    }
+
+    /// As [`note`](Self::note), from a receive thread outside the runtime.
+    pub fn note_blocking(&self, change: LinkChange) -> Result<(), Closed> {
+        self.tx
+            .blocking_send(LinkInput::Change(change))
             .map_err(|_| Closed)
     }
 
@@ -212,10 +323,26 @@ mod tests {
     }
 
     fn datagram(at: Stamp, n: usize) -> LinkInput {
-        LinkInput::Datagram {
+        LinkInput::Datagrams(vec![Datagram {
             at,
             src_json: "\"x\"".into(),
             bytes: vec![0; n],
+        }])
+    }
+
+    fn arrived(utc_ns: i64, n: usize) -> Arrived {
+        Arrived {
+            arrived: Some(stamp(utc_ns)),
+            src_json: "\"x\"".into(),
+            bytes: vec![0; n],
+        }
+    }
+
+    /// The stamps of the datagrams in the next input.
+    fn stamps_of(rx: &mut mpsc::Receiver<LinkInput>) -> Vec<Stamp> {
+        match rx.try_recv().unwrap() {
+            LinkInput::Datagrams(d) => d.iter().map(|d| d.at).collect(),
+            other => panic!("not datagrams: {other:?}"),
         }
     }
 
@@ -223,9 +350,9 @@ mod tests {
     fn input_past_the_byte_bound_is_dropped_and_counted_and_the_watermark_follows() {
         let shared = LinkShared::new(1000);
         let (tx, mut rx) = link_queue(shared.clone());
-        assert_eq!(shared.oldest_in_flight(), None);
+        assert_eq!(shared.oldest_in_flight(0), None);
         let first = tx.offer(600, |at| datagram(at, 600)).unwrap().unwrap();
-        assert_eq!(shared.oldest_in_flight(), Some(first.utc_ns));
+        assert_eq!(shared.oldest_in_flight(0), Some(first.utc_ns));
         // 600 + 600 > 1000: dropped, counted; the queue still holds the first.
         assert!(tx.offer(600, |at| datagram(at, 600)).unwrap().is_none());
         assert_eq!(shared.overload_drops.load(Ordering::Relaxed), 1);
@@ -236,12 +363,80 @@ mod tests {
         assert!(rx.try_recv().is_ok());
         shared.dequeued(600);
         shared.delivered(1);
-        assert_eq!(shared.oldest_in_flight(), Some(second.utc_ns));
+        assert_eq!(shared.oldest_in_flight(0), Some(second.utc_ns));
         shared.dequeued(300);
         shared.delivered(1);
-        assert_eq!(shared.oldest_in_flight(), None);
+        assert_eq!(shared.oldest_in_flight(0), None);
         assert_eq!(shared.dropped(), 1);
         drop(rx);
         assert!(tx.offer(1, |at| datagram(at, 1)).is_err());
+    }
+
+    fn stamp(utc_ns: i64) -> Stamp {
+        Stamp {
+            utc_ns,
+            mono_ns: 5_000,
+        }
+    }
+
+    #[test]
+    fn a_kernel_stamp_the_pipeline_may_have_judged_past_is_raised_to_its_floor() {
+        let shared = LinkShared::new(1000);
+        let (tx, mut rx) = link_queue(shared.clone());
+        // The pipeline, at 1_000, saw the link idle: it may judge up to 1_000.
+        assert_eq!(shared.oldest_in_flight(1_000), None);
+        // A read of two: one the kernel took at 900 but the link read only now is listed at
+        // 1_001, the monotonic clock moved by the same 101 ns; one taken after the floor keeps
+        // the kernel's stamp.
+        tx.offer_datagrams(vec![arrived(900, 10), arrived(1_500, 10)])
+            .unwrap();
+        assert_eq!(
+            stamps_of(&mut rx),
+            [
+                Stamp {
+                    utc_ns: 1_001,
+                    mono_ns: 5_101
+                },
+                stamp(1_500)
+            ]
+        );
+        assert_eq!(shared.oldest_in_flight(2_000), Some(1_001));
+        shared.delivered(1);
+        assert_eq!(shared.oldest_in_flight(2_000), Some(1_500));
+    }
+
+    #[test]
+    fn a_link_between_read_windows_holds_the_watermark_at_its_last_emptying_read() {
+        let shared = LinkShared::new(1000);
+        let (tx, mut rx) = link_queue(shared.clone());
+        shared.reading_since(Some(700));
+        // Nothing listed, but the kernel may hold datagrams from 700 on: not idle.
+        assert_eq!(shared.oldest_in_flight(1_000), Some(700));
+        // So what the next window lists keeps its own stamps (nothing was judged past 699).
+        tx.offer_datagrams(vec![arrived(750, 10)]).unwrap();
+        assert_eq!(stamps_of(&mut rx), [stamp(750)]);
+        assert_eq!(shared.oldest_in_flight(1_000), Some(750));
+        // The socket found empty, the link waits for data: idle once its list is through.
+        shared.reading_since(None);
+        shared.delivered(1);
+        assert_eq!(shared.oldest_in_flight(1_200), None);
+    }
+
+    #[test]
+    fn a_read_is_one_input_and_its_datagrams_past_the_byte_bound_are_dropped_and_counted() {
+        let shared = LinkShared::new(1000);
+        let (tx, mut rx) = link_queue(shared.clone());
+        tx.offer_datagrams(vec![arrived(1, 400), arrived(2, 700), arrived(3, 500)])
+            .unwrap();
+        // 400 + 700 > 1000: the second is dropped; 400 + 500 fits.
+        assert_eq!(stamps_of(&mut rx), [stamp(1), stamp(3)]);
+        assert!(rx.try_recv().is_err(), "one read, one input");
+        assert_eq!(shared.overload_drops.load(Ordering::Relaxed), 1);
+        assert_eq!(shared.overload_bytes.load(Ordering::Relaxed), 700);
+        assert_eq!(shared.oldest_in_flight(0), Some(1));
+        shared.delivered(2);
+        assert_eq!(shared.oldest_in_flight(0), None);
+        drop(rx);
+        assert!(tx.offer_datagrams(vec![arrived(4, 1)]).is_err());
     }
 }

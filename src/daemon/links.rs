@@ -110,6 +110,7 @@ fn spawn_reader(
             bind,
             allow,
             rcvbuf_bytes,
+            read_window_ms,
         } => {
             let (socket, rcvbuf) = udp::bind(*bind, *rcvbuf_bytes)
                 .with_context(|| format!("link {name}: cannot listen on udp {bind}"))?;
@@ -126,15 +127,40 @@ fn spawn_reader(
                     "the kernel capped the socket receive buffer (net.core.rmem_max); bursts past it are dropped by the kernel and counted"
                 );
             }
-            tokio::spawn(udp::run(
-                name,
-                socket,
-                allow.clone(),
-                queue,
-                shutdown,
-                #[cfg(feature = "testing")]
-                std::env::var_os("FOXBORNE_TEST_STALL_UDP_FILE").map(std::path::PathBuf::from),
-            ))
+            let read_window = std::time::Duration::from_millis(*read_window_ms);
+            // The receive thread waits in poll(2) on its socket and this stop socket, which a
+            // task writes to when the daemon stops; the returned handle ends with the thread.
+            let (stop_tx, stop_rx) = std::os::unix::net::UnixDatagram::pair()
+                .with_context(|| format!("link {name}: cannot make its stop socket"))?;
+            let mut shutdown = shutdown;
+            tokio::spawn(async move {
+                let _ = shutdown.changed().await;
+                let _ = stop_tx.send(&[1]);
+            });
+            let (ended_tx, ended_rx) = tokio::sync::oneshot::channel::<()>();
+            let allow = allow.clone();
+            #[cfg(feature = "testing")]
+            let stall =
+                std::env::var_os("FOXBORNE_TEST_STALL_UDP_FILE").map(std::path::PathBuf::from);
+            std::thread::Builder::new()
+                .name(format!("udp-{name}"))
+                .spawn(move || {
+                    udp::run(
+                        name,
+                        socket,
+                        allow,
+                        read_window,
+                        queue,
+                        stop_rx.into(),
+                        #[cfg(feature = "testing")]
+                        stall,
+                    );
+                    let _ = ended_tx.send(());
+                })
+                .context("cannot start a link's receive thread")?;
+            tokio::spawn(async move {
+                let _ = ended_rx.await;
+            })
         }
         LinkTransport::Serial {
             path,

@@ -65,10 +65,15 @@ impl Pipeline {
     }
 
     fn advance(&mut self) {
-        let oldest: Vec<Option<i64>> = self.links.iter().map(|l| l.oldest_in_flight()).collect();
+        let now_ns = clock::utc_ns();
+        let oldest: Vec<Option<i64>> = self
+            .links
+            .iter()
+            .map(|l| l.oldest_in_flight(now_ns))
+            .collect();
         let dropped: Vec<u64> = self.links.iter().map(|l| l.dropped()).collect();
         let actions = self.core.advance(Advance {
-            now_ns: clock::utc_ns(),
+            now_ns,
             oldest_in_flight: &oldest,
             dropped: &dropped,
         });

@@ -66,21 +66,20 @@ pub fn spawn(
 /// Scans one input into the batch; returns the queued bytes it accounted for.
 fn handle(recorder: &mut LinkRecorder, input: LinkInput, batch: &mut LinkBatch) -> u64 {
     match input {
-        LinkInput::Datagram {
-            at,
-            src_json,
-            bytes,
-            ..
-        } => {
-            recorder.datagram(
-                at.utc_ns,
-                Some(at.mono_ns),
-                Some(&src_json),
-                &bytes,
-                &mut batch.out,
-            );
-            batch.data_inputs += 1;
-            bytes.len() as u64
+        LinkInput::Datagrams(datagrams) => {
+            let mut bytes = 0;
+            for d in &datagrams {
+                recorder.datagram(
+                    d.at.utc_ns,
+                    Some(d.at.mono_ns),
+                    Some(&d.src_json),
+                    &d.bytes,
+                    &mut batch.out,
+                );
+                bytes += d.bytes.len() as u64;
+            }
+            batch.data_inputs += datagrams.len();
+            bytes
         }
         LinkInput::Stream {
             at,

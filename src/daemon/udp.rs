@@ -1,12 +1,20 @@
-//! A UDP link's receive task: one socket, read with `recvmmsg(2)` (what waits, up to a batch,
-//! in one call); every datagram stamped on arrival and queued whole for the link's scanner
-//! thread. It never blocks on the scanner: a datagram that does not fit
+//! A UDP link's receive thread: one socket, read with `recvmmsg(2)` (what waits, up to a batch,
+//! in one call); every datagram stamped by the kernel on arrival (`SO_TIMESTAMPNS`) and queued
+//! whole for the link's scanner thread. A busy link is read once per window (`read_window_ms`):
+//! the first datagram after a quiet spell wakes the thread, which then reads what came
+//! meanwhile every window until a read finds the socket empty. At a few thousand datagrams a
+//! second that is one wake-up of each stage per window instead of per datagram, and the stamps
+//! stay the kernel's, so nothing but the hand-off waits (see `link_queue` for the watermark).
+//!
+//! It is an OS thread blocked in `poll(2)`, not a task on the runtime's reactor: the reactor
+//! keeps every socket in its epoll set, and each datagram arriving would wake a runtime worker
+//! even while the link waits for its next window. It never blocks on the scanner: a datagram that does not fit
 //! the link's byte-bounded queue is dropped and counted (`overload`). Datagrams the kernel
 //! dropped because the socket buffer was full are counted too, from `SO_RXQ_OVFL`.
 
-use super::input::LinkInput;
-use super::link_queue::{Closed, LinkSender};
-use crate::link::LinkChange;
+use super::link_queue::{Arrived, Closed, LinkSender};
+use crate::clock;
+use crate::link::{LinkChange, Stamp};
 use crate::receipt::json_string;
 use ipnet::IpNet;
 use nix::sys::socket::{
@@ -14,17 +22,17 @@ use nix::sys::socket::{
 };
 use std::io::IoSliceMut;
 use std::net::SocketAddr;
+use std::net::UdpSocket;
 use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use tokio::io::Interest;
-use tokio::net::UdpSocket;
-use tokio::sync::watch;
+use std::time::{Duration, Instant};
 
 /// Binds the link's socket with the receive buffer asked for, so bursts wait in the kernel,
-/// and asks the kernel to report how many datagrams it dropped. Returns the socket and the
-/// buffer the kernel actually gave (it caps the request at `net.core.rmem_max`, unless the
-/// daemon may force it).
+/// and asks the kernel to report how many datagrams it dropped and when each arrived. Returns
+/// the socket and the buffer the kernel actually gave (it caps the request at
+/// `net.core.rmem_max`, unless the daemon may force it).
 pub fn bind(addr: SocketAddr, rcvbuf_bytes: u64) -> std::io::Result<(UdpSocket, usize)> {
     let socket = std::net::UdpSocket::bind(addr)?;
     socket.set_nonblocking(true)?;
@@ -34,9 +42,10 @@ pub fn bind(addr: SocketAddr, rcvbuf_bytes: u64) -> std::io::Result<(UdpSocket, 
         let _ = socket::setsockopt(&socket, sockopt::RcvBuf, &want);
     }
     socket::setsockopt(&socket, sockopt::RxqOvfl, &1)?;
+    socket::setsockopt(&socket, sockopt::ReceiveTimestampns, &true)?;
     // The kernel reports twice what it books for the data (it counts its bookkeeping too).
     let got = socket::getsockopt(&socket, sockopt::RcvBuf).unwrap_or(0) / 2;
-    Ok((UdpSocket::from_std(socket)?, got))
+    Ok((socket, got))
 }
 
 /// `SO_MEMINFO` (asm-generic/socket.h; the libc crate does not define it) and the index of the
@@ -71,13 +80,17 @@ const BATCH: usize = 32;
 /// Each datagram's buffer: the largest UDP payload fits, so nothing is ever cut short.
 const DATAGRAM_MAX: usize = 65_536;
 
-/// One received datagram: its length, sender, and the kernel's running count of drops.
-type Received = (usize, SocketAddr, Option<u32>);
+/// One received datagram: its length, sender, the kernel's running count of drops, and when
+/// the kernel took it.
+type Received = (usize, SocketAddr, Option<u32>, Option<Stamp>);
 
 /// The buffers of one `recvmmsg(2)` and what it read into them.
 struct Batch {
     buffers: Vec<Vec<u8>>,
     received: Vec<Received>,
+    /// UTC just before the call: when it took fewer than [`BATCH`], everything left in the
+    /// socket arrived after this.
+    started_utc_ns: i64,
 }
 
 impl Batch {
@@ -85,6 +98,7 @@ impl Batch {
         Batch {
             buffers: (0..BATCH).map(|_| vec![0u8; DATAGRAM_MAX]).collect(),
             received: Vec::with_capacity(BATCH),
+            started_utc_ns: 0,
         }
     }
 
@@ -98,10 +112,13 @@ impl Batch {
 /// when nothing does.
 fn receive(socket: &UdpSocket, batch: &mut Batch) -> std::io::Result<usize> {
     batch.received.clear();
-    // Made for each call: nix's headers hold raw pointers, so they cannot live in the task
-    // (which must be `Send`) across its awaits.
-    let mut headers =
-        MultiHeaders::<SockaddrStorage>::preallocate(BATCH, Some(nix::cmsg_space!(u32)));
+    batch.started_utc_ns = clock::utc_ns();
+    // Made for each call (nix's headers borrow the buffers for the call): a few hundred
+    // nanoseconds beside the system call.
+    let mut headers = MultiHeaders::<SockaddrStorage>::preallocate(
+        BATCH,
+        Some(nix::cmsg_space!(u32, nix::sys::time::TimeSpec)),
+    );
     let mut slices: Vec<[IoSliceMut; 1]> = batch
         .buffers
         .iter_mut()
@@ -115,11 +132,17 @@ fn receive(socket: &UdpSocket, batch: &mut Batch) -> std::io::Result<usize> {
         None,
     )
     .map_err(std::io::Error::from)?;
+    let read = clock::stamp();
     for msg in messages {
         let mut overflow = None;
+        let mut arrived = None;
         for c in msg.cmsgs().map_err(std::io::Error::from)? {
-            if let ControlMessageOwned::RxqOvfl(n) = c {
-                overflow = Some(n);
+            match c {
+                ControlMessageOwned::RxqOvfl(n) => overflow = Some(n),
+                ControlMessageOwned::ScmTimestampns(t) => {
+                    arrived = Some(kernel_stamp(t.tv_sec() * 1_000_000_000 + t.tv_nsec(), read));
+                }
+                _ => {}
             }
         }
         let peer = msg
@@ -133,17 +156,85 @@ fn receive(socket: &UdpSocket, batch: &mut Batch) -> std::io::Result<usize> {
                     })
             })
             .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0)));
-        batch.received.push((msg.bytes, peer, overflow));
+        batch.received.push((msg.bytes, peer, overflow, arrived));
     }
     Ok(batch.received.len())
 }
 
-pub async fn run(
+/// The kernel's arrival time (`CLOCK_REALTIME`) as a stamp: its monotonic twin is the read's,
+/// less the time the datagram waited. A kernel time after the read (the clock was stepped) is
+/// taken as the read.
+fn kernel_stamp(arrived_utc_ns: i64, read: Stamp) -> Stamp {
+    let waited = read.utc_ns.saturating_sub(arrived_utc_ns);
+    if waited < 0 {
+        return read;
+    }
+    Stamp {
+        utc_ns: arrived_utc_ns,
+        mono_ns: read.mono_ns.saturating_sub(waited as u64),
+    }
+}
+
+/// How the receive thread reads: as data comes, or in windows while the link is busy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// The last read found the socket empty: wait for the next datagram.
+    AsItComes,
+    /// The last read took a whole batch: more waits, read again at once.
+    AtOnce,
+    /// Busy: read what came meanwhile at this instant.
+    At(Instant),
+}
+
+/// How often the kernel's drop count is read while datagrams come (it is read once more when
+/// they stop, and at the end).
+const DROP_CHECK: Duration = Duration::from_millis(500);
+
+/// A quiet link's wait once its drop count was read: a day at most (a poll timeout is
+/// bounded; waking once a day costs nothing).
+const QUIET: Duration = Duration::from_secs(86_400);
+
+/// What one wait of the receive thread ended with.
+enum Woken {
+    /// The socket has data (or an error to take).
+    Readable,
+    /// The stop was asked for.
+    Stop,
+    /// The wait's time ran out.
+    Timeout,
+}
+
+/// Waits until `socket` is readable (when `for_socket`), `stop` is, or `timeout` passes
+/// (`None`: no limit).
+fn wait(socket: &UdpSocket, stop: &OwnedFd, for_socket: bool, timeout: Option<Duration>) -> Woken {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    let mut fds = vec![PollFd::new(stop.as_fd(), PollFlags::POLLIN)];
+    if for_socket {
+        fds.push(PollFd::new(socket.as_fd(), PollFlags::POLLIN));
+    }
+    let timeout = match timeout {
+        None => PollTimeout::NONE,
+        // Rounded up, so a wait never ends just before its instant and spins.
+        Some(t) => PollTimeout::from(t.as_micros().div_ceil(1000).min(60_000) as u16),
+    };
+    match poll(&mut fds, timeout) {
+        Ok(0) => Woken::Timeout,
+        Ok(_) if fds[0].any() == Some(true) => Woken::Stop,
+        Ok(_) => Woken::Readable,
+        // EINTR and the like: look again.
+        Err(_) => Woken::Timeout,
+    }
+}
+
+/// The receive thread of one UDP link, until `stop` becomes readable (the daemon's stop), then
+/// what the kernel already holds; returns once the link's queue has it all.
+pub fn run(
     name: String,
     socket: UdpSocket,
     allow: Vec<IpNet>,
+    read_window: Duration,
     queue: LinkSender,
-    mut shutdown: watch::Receiver<bool>,
+    stop: OwnedFd,
     #[cfg(feature = "testing")] stall_file: Option<std::path::PathBuf>,
 ) {
     let local = socket
@@ -151,71 +242,104 @@ pub async fn run(
         .map(|a| a.to_string())
         .unwrap_or_default();
     let up = LinkChange::Up {
-        at: crate::clock::stamp(),
+        at: clock::stamp(),
         detail: format!("listening on udp {local}"),
     };
-    if queue.note(up).await.is_err() {
+    if queue.note_blocking(up).is_err() {
         return;
     }
     let mut batch = Batch::new();
     let mut last_peer: Option<(SocketAddr, Arc<str>)> = None;
-    let kernel_drops = &queue.shared().kernel_drops;
-    let mut drop_check = tokio::time::interval(std::time::Duration::from_millis(500));
-    drop_check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let shared = queue.shared().clone();
+    let check_drops = || {
+        if let Some(total) = kernel_drop_count(&socket) {
+            shared
+                .kernel_drops
+                .fetch_max(total as u64, Ordering::Relaxed);
+        }
+    };
+    let mut next_drop_check = Instant::now() + DROP_CHECK;
     let mut stopping = false;
+    let mut reading = Reading::AsItComes;
     'link: loop {
         #[cfg(feature = "testing")]
         while stall_file.as_ref().is_some_and(|p| p.exists()) && !stopping {
             // Fault injection for the kernel-drop test: the socket is not read while the file
             // exists, so its buffer overflows.
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            std::thread::sleep(Duration::from_millis(20));
         }
-        let received = if stopping {
-            // Stopping: what the kernel already holds was received before the stop, so it is
-            // recorded; then the link ends.
-            match receive(&socket, &mut batch) {
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                r => r,
-            }
-        } else {
-            tokio::select! {
-                biased;
-                _ = shutdown.changed() => {
+        if !stopping {
+            let woken = match reading {
+                // Quiet: no limit, except one look at the drop count half a second after the
+                // last datagram (a drop is otherwise reported with the next datagram).
+                Reading::AsItComes => {
+                    let until_check = next_drop_check.saturating_duration_since(Instant::now());
+                    wait(&socket, &stop, true, Some(until_check))
+                }
+                Reading::AtOnce => Woken::Readable,
+                // Busy: only the stop ends the wait early; what comes meanwhile waits in the
+                // socket for the window's read.
+                Reading::At(at) => match at.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => wait(&socket, &stop, false, Some(left)),
+                    _ => Woken::Readable,
+                },
+            };
+            match woken {
+                Woken::Stop => {
                     stopping = true;
                     continue;
                 }
-                _ = drop_check.tick() => {
-                    if let Some(total) = kernel_drop_count(&socket) {
-                        kernel_drops.fetch_max(total as u64, Ordering::Relaxed);
-                    }
+                Woken::Timeout if reading == Reading::AsItComes => {
+                    check_drops();
+                    next_drop_check = Instant::now() + QUIET;
                     continue;
                 }
-                r = socket.async_io(Interest::READABLE, || receive(&socket, &mut batch)) => r,
+                Woken::Timeout | Woken::Readable => {}
             }
-        };
-        let count = match received {
+            if Instant::now() >= next_drop_check {
+                check_drops();
+                next_drop_check = Instant::now() + DROP_CHECK;
+            }
+        }
+        let count = match receive(&socket, &mut batch) {
             Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if stopping {
+                    break;
+                }
+                // Quiet again: the next datagram wakes the thread, and until it is listed the
+                // link holds nothing back.
+                reading = Reading::AsItComes;
+                shared.reading_since(None);
+                next_drop_check = next_drop_check.min(Instant::now() + DROP_CHECK);
+                continue;
+            }
             Err(e) => {
                 // ICMP errors and the like: nothing was received, the socket is still good.
                 tracing::debug!(link = %name, error = %e, "recvmmsg");
                 continue;
             }
         };
+        let mut read = Vec::with_capacity(count);
         for i in 0..count {
-            let (n, peer, overflow) = batch.received[i];
+            let (n, peer, overflow, arrived) = batch.received[i];
             // Both counts are the socket's running total: the larger is the latest.
             if let Some(total) = overflow {
-                kernel_drops.fetch_max(total as u64, Ordering::Relaxed);
+                shared
+                    .kernel_drops
+                    .fetch_max(total as u64, Ordering::Relaxed);
             }
             if !allow.is_empty()
                 && !allow
                     .iter()
                     .any(|net| crate::config::network_contains(net, peer.ip()))
             {
+                // In its place among the data: what came before it goes first.
+                let before = std::mem::take(&mut read);
                 let denied = LinkChange::Denied {
                     peer: peer.to_string(),
                 };
-                if queue.note(denied).await.is_err() {
+                if queue.offer_datagrams(before).is_err() || queue.note_blocking(denied).is_err() {
                     break 'link;
                 }
                 continue;
@@ -229,19 +353,30 @@ pub async fn run(
                 }
             };
             tracing::trace!(link = %name, bytes = n, %peer, "datagram");
-            let bytes = batch.bytes(i).to_vec();
-            let offered = queue.offer(n, |at| LinkInput::Datagram {
-                at,
+            read.push(Arrived {
+                arrived,
                 src_json,
-                bytes,
+                bytes: batch.bytes(i).to_vec(),
             });
-            if let Err(Closed) = offered {
-                break 'link;
-            }
+        }
+        if let Err(Closed) = queue.offer_datagrams(read) {
+            break 'link;
+        }
+        if !stopping {
+            reading = if count == BATCH {
+                Reading::AtOnce
+            } else if read_window.is_zero() {
+                Reading::AsItComes
+            } else {
+                // This read emptied the socket: whatever is in it at the next window arrived
+                // after the read began, so the pipeline waits from there (set once this read's
+                // datagrams are listed, or the floor would be raised past their stamps).
+                shared.reading_since(Some(batch.started_utc_ns));
+                Reading::At(Instant::now() + read_window)
+            };
         }
     }
+    shared.reading_since(None);
     // What the kernel dropped up to the end is counted too.
-    if let Some(total) = kernel_drop_count(&socket) {
-        kernel_drops.fetch_max(total as u64, Ordering::Relaxed);
-    }
+    check_drops();
 }

@@ -23,6 +23,65 @@ fn udp_config() -> &'static str {
     "data_dir = \"{dir}/data\"\nfsync_interval_s = 0.05\n[http]\nlisten = \"127.0.0.1:0\"\n[[link]]\nname = \"radio1\"\nudp = \"127.0.0.1:0\"\n"
 }
 
+/// A link read in windows stamps each datagram with the kernel's arrival, not the read: with a
+/// 100 ms window the second and third datagrams wait in the socket for the next read, yet each
+/// receipt's `mono_ns` falls inside its own `send_to` call (on loopback the kernel takes the
+/// datagram during the sender's system call). A stamp taken at the read would be some 100 ms
+/// late.
+#[test]
+fn a_udp_link_read_in_windows_keeps_each_datagrams_kernel_arrival_stamp() {
+    let config = format!("{}read_window_ms = 100\n", udp_config());
+    let (mut d, addr) = Daemon::start_radio1("udp-window", &config);
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let current = d.dir.join("data/receive/current.jsonl");
+    let lines_are = |n: usize| {
+        std::fs::read_to_string(&current)
+            .map(|t| t.lines().count() == n)
+            .unwrap_or(false)
+    };
+    let mut sent = Vec::new();
+    for seq in 1..=3u8 {
+        if seq == 2 {
+            // The first was read at once and began a window: the next two wait for its end.
+            assert!(eventually(WAIT, || lines_are(1)));
+        }
+        let utc_before = chrono::Utc::now().timestamp_millis();
+        let before = mono_now();
+        tx.send_to(
+            &build::v2(header(4, seq), 0, &build::heartbeat_payload(2, 3)),
+            addr,
+        )
+        .unwrap();
+        sent.push((
+            before,
+            mono_now(),
+            utc_before,
+            chrono::Utc::now().timestamp_millis(),
+        ));
+    }
+    assert!(eventually(WAIT, || lines_are(3)));
+    let lines = d.receipts();
+    for (line, (before, after, utc_before, utc_after)) in lines.iter().zip(sent) {
+        let mono = line["mono_ns"].as_u64().unwrap();
+        assert!(
+            before <= mono && mono <= after,
+            "seq {}: mono_ns {mono} outside its send [{before}, {after}] (+{} ns)",
+            line["seq"],
+            mono.saturating_sub(after)
+        );
+        let recv = chrono::DateTime::parse_from_rfc3339(line["recv_utc"].as_str().unwrap())
+            .unwrap()
+            .timestamp_millis();
+        // recv_utc is cut to the millisecond; the test's UTC reads bracket the send.
+        assert!(
+            utc_before <= recv && recv <= utc_after,
+            "seq {}: recv_utc {recv} outside [{utc_before}, {utc_after}] ms",
+            line["seq"]
+        );
+    }
+    assert!(d.stop().success());
+}
+
 #[test]
 fn udp_frames_become_receipts_field_by_field_and_sighup_rotates_without_loss() {
     let (mut d, addr) = Daemon::start_radio1("udp", udp_config());
