@@ -1,5 +1,6 @@
-//! What a link's receive task queues for its scanner thread: bytes with their arrival stamp,
-//! and state changes. Each link has its own queue, so nothing here names the link.
+//! What a stream link's receive task (serial, TCP) queues for its scanner thread: bytes with
+//! their arrival stamp, and state changes. Each link has its own queue, so nothing here names
+//! the link. (A UDP link scans what it reads in its receive thread.)
 
 use crate::link::{LinkChange, Stamp};
 use std::sync::Arc;
@@ -8,20 +9,8 @@ use std::sync::Arc;
 /// bytes never mix. A serial device is connection 0.
 pub type Conn = u64;
 
-/// One UDP datagram: when it arrived, from whom (the receipt's `src`, as a JSON string), and
-/// its bytes.
-#[derive(Debug)]
-pub struct Datagram {
-    pub at: Stamp,
-    pub src_json: Arc<str>,
-    pub bytes: Vec<u8>,
-}
-
 #[derive(Debug)]
 pub enum LinkInput {
-    /// The datagrams of one read of a UDP socket, each scanned on its own: handed over
-    /// together, so the scanner wakes once for the read, not once for each.
-    Datagrams(Vec<Datagram>),
     /// Bytes read from a stream (a serial device, a TCP connection); frames may continue in
     /// the same connection's next read.
     Stream {

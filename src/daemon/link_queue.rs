@@ -2,18 +2,19 @@
 //! arrival stamps of everything not yet through the pipeline (the link's watermark), and the
 //! count of what the receiver itself dropped (a full queue; the kernel's socket buffer).
 //!
-//! A UDP link that reads its socket in windows (`read_window_ms`) lists its datagrams with the
-//! kernel's arrival stamps, which are older than the read; while it waits for its next window it
-//! tells the pipeline the moment of its last emptying read ([`LinkShared::reading_since`]), so
-//! the watermark waits for what the kernel holds. Every stamp the pipeline may already have
-//! judged past is raised to the floor it was promised, so the monitors never see the past.
+//! A UDP link has no queue here (its socket buffer is its queue, and it scans what it reads):
+//! it only lists its datagrams' arrival stamps, the kernel's, which are older than the read
+//! ([`LinkShared::list`]); while it waits for its next read window (`read_window_ms`) it tells
+//! the pipeline the moment of its last emptying read ([`LinkShared::reading_since`]), so the
+//! watermark waits for what the kernel holds. Every stamp the pipeline may already have judged
+//! past is raised to the floor it was promised, so the monitors never see the past.
 //!
 //! Nothing here ever blocks a datagram or serial receive task: data that does not fit is
 //! dropped and counted (`overload`), so one flooded link costs only its own input. A TCP link
 //! waits for room instead ([`LinkSender::offer_waiting`]): TCP's own flow control then holds
 //! the sender back, and nothing it sent is lost or cut out of the middle of its stream.
 
-use super::input::{Datagram, LinkInput};
+use super::input::LinkInput;
 use crate::clock;
 use crate::link::LinkChange;
 use crate::link::Stamp;
@@ -47,8 +48,8 @@ struct InFlight {
     /// Arrival stamps (UTC ns) of data queued or being scanned and not yet handed to the
     /// monitors, oldest first.
     stamps: VecDeque<i64>,
-    /// Set while a UDP link waits for its next read window: everything it has not yet listed
-    /// arrived at or after this (the start of its last read that emptied the socket).
+    /// Set while a UDP link waits for its next read window or works through a backlog:
+    /// everything it has not yet listed arrived at or after this.
     reading_since: Option<i64>,
     /// The earliest stamp the link may still list: the pipeline was told nothing older is in
     /// flight, so it may have judged up to just before it.
@@ -93,8 +94,21 @@ impl LinkShared {
         oldest
     }
 
-    /// A UDP link reading in windows: `Some(start of its last emptying read)` while it waits
-    /// for the next window, `None` once it found the socket empty and waits for data.
+    /// Lists the arrival stamps of what a UDP link just read, before it scans them: each the
+    /// kernel's, raised to the floor when the pipeline may already have judged past it (the
+    /// read came late), both clocks by the same amount.
+    pub fn list(&self, arrivals: &mut [Stamp]) {
+        let mut in_flight = self.in_flight.lock().expect("not poisoned");
+        for at in arrivals {
+            *at = in_flight.not_before_floor(*at);
+            in_flight.stamps.push_back(at.utc_ns);
+        }
+    }
+
+    /// What a UDP link promises of what it has not read yet: `Some(t)`, everything unread
+    /// arrived at or after `t` (the start of its last read that emptied the socket, while it
+    /// waits for its next window; the arrival of the last datagram read, while it works through
+    /// a backlog); `None` once it found the socket empty and waits for data.
     pub fn reading_since(&self, since: Option<i64>) {
         self.in_flight.lock().expect("not poisoned").reading_since = since;
     }
@@ -118,15 +132,6 @@ impl LinkShared {
     }
 }
 
-/// A datagram as read: the kernel's arrival stamp (if it gave one), the sender as a JSON
-/// string, the bytes.
-#[derive(Debug)]
-pub struct Arrived {
-    pub arrived: Option<Stamp>,
-    pub src_json: Arc<str>,
-    pub bytes: Vec<u8>,
-}
-
 /// The receive task's end of a link queue.
 #[derive(Clone)]
 pub struct LinkSender {
@@ -144,10 +149,6 @@ pub fn link_queue(shared: Arc<LinkShared>) -> (LinkSender, mpsc::Receiver<LinkIn
 }
 
 impl LinkSender {
-    pub fn shared(&self) -> &Arc<LinkShared> {
-        &self.shared
-    }
-
     /// Stamps and queues received bytes, or drops and counts them when the queue is full.
     /// `make` builds the input from the arrival stamp. The stamp is read while the in-flight
     /// list is held, so the pipeline can never see this link idle after the stamp was taken
@@ -174,56 +175,6 @@ impl LinkSender {
                 drop(in_flight);
                 self.count_overload(len);
                 Ok(None)
-            }
-            Err(mpsc::error::TrySendError::Closed(_)) => Err(Closed),
-        }
-    }
-
-    /// Queues the datagrams of one read of a UDP socket as one input, each with the arrival
-    /// stamp the kernel gave it (`SO_TIMESTAMPNS`), or the time now when it gave none. A stamp
-    /// older than what the pipeline may already have judged is raised to that floor. Datagrams
-    /// past the byte bound are dropped and counted, the rest go in.
-    pub fn offer_datagrams(&self, read: Vec<Arrived>) -> Result<(), Closed> {
-        let room = self
-            .shared
-            .limit_bytes
-            .saturating_sub(self.shared.queued_bytes.load(Ordering::Relaxed));
-        let mut in_flight = self.shared.in_flight.lock().expect("not poisoned");
-        let mut taken = Vec::with_capacity(read.len());
-        let mut taken_bytes = 0u64;
-        for a in read {
-            let len = a.bytes.len() as u64;
-            if taken_bytes + len > room {
-                self.count_overload(len);
-                continue;
-            }
-            taken_bytes += len;
-            taken.push(Datagram {
-                at: in_flight.not_before_floor(a.arrived.unwrap_or_else(clock::stamp)),
-                src_json: a.src_json,
-                bytes: a.bytes,
-            });
-        }
-        if taken.is_empty() {
-            return Ok(());
-        }
-        let stamps: Vec<i64> = taken.iter().map(|d| d.at.utc_ns).collect();
-        match self.tx.try_send(LinkInput::Datagrams(taken)) {
-            Ok(()) => {
-                in_flight.stamps.extend(stamps);
-                self.shared
-                    .queued_bytes
-                    .fetch_add(taken_bytes, Ordering::Relaxed);
-                Ok(())
-            }
-            Err(mpsc::error::TrySendError::Full(input)) => {
-                drop(in_flight);
-                if let LinkInput::Datagrams(back) = input {
-                    for d in back {
-                        self.count_overload(d.bytes.len() as u64);
-                    }
-                }
-                Ok(())
             }
             Err(mpsc::error::TrySendError::Closed(_)) => Err(Closed),
         }
@@ -276,13 +227,6 @@ impl LinkSender {
             .map_err(|_| Closed)
     }
 
-    /// As [`note`](Self::note), from a receive thread outside the runtime.
-    pub fn note_blocking(&self, change: LinkChange) -> Result<(), Closed> {
-        self.tx
-            .blocking_send(LinkInput::Change(change))
-            .map_err(|_| Closed)
-    }
-
     fn count_overload(&self, bytes: u64) {
         self.shared.overload_drops.fetch_add(1, Ordering::Relaxed);
         self.shared
@@ -323,26 +267,11 @@ mod tests {
     }
 
     fn datagram(at: Stamp, n: usize) -> LinkInput {
-        LinkInput::Datagrams(vec![Datagram {
+        LinkInput::Stream {
             at,
-            src_json: "\"x\"".into(),
+            conn: 0,
+            src_json: None,
             bytes: vec![0; n],
-        }])
-    }
-
-    fn arrived(utc_ns: i64, n: usize) -> Arrived {
-        Arrived {
-            arrived: Some(stamp(utc_ns)),
-            src_json: "\"x\"".into(),
-            bytes: vec![0; n],
-        }
-    }
-
-    /// The stamps of the datagrams in the next input.
-    fn stamps_of(rx: &mut mpsc::Receiver<LinkInput>) -> Vec<Stamp> {
-        match rx.try_recv().unwrap() {
-            LinkInput::Datagrams(d) => d.iter().map(|d| d.at).collect(),
-            other => panic!("not datagrams: {other:?}"),
         }
     }
 
@@ -382,16 +311,15 @@ mod tests {
     #[test]
     fn a_kernel_stamp_the_pipeline_may_have_judged_past_is_raised_to_its_floor() {
         let shared = LinkShared::new(1000);
-        let (tx, mut rx) = link_queue(shared.clone());
         // The pipeline, at 1_000, saw the link idle: it may judge up to 1_000.
         assert_eq!(shared.oldest_in_flight(1_000), None);
         // A read of two: one the kernel took at 900 but the link read only now is listed at
         // 1_001, the monotonic clock moved by the same 101 ns; one taken after the floor keeps
         // the kernel's stamp.
-        tx.offer_datagrams(vec![arrived(900, 10), arrived(1_500, 10)])
-            .unwrap();
+        let mut read = [stamp(900), stamp(1_500)];
+        shared.list(&mut read);
         assert_eq!(
-            stamps_of(&mut rx),
+            read,
             [
                 Stamp {
                     utc_ns: 1_001,
@@ -403,40 +331,24 @@ mod tests {
         assert_eq!(shared.oldest_in_flight(2_000), Some(1_001));
         shared.delivered(1);
         assert_eq!(shared.oldest_in_flight(2_000), Some(1_500));
+        shared.delivered(1);
+        assert_eq!(shared.oldest_in_flight(2_000), None);
     }
 
     #[test]
     fn a_link_between_read_windows_holds_the_watermark_at_its_last_emptying_read() {
         let shared = LinkShared::new(1000);
-        let (tx, mut rx) = link_queue(shared.clone());
         shared.reading_since(Some(700));
         // Nothing listed, but the kernel may hold datagrams from 700 on: not idle.
         assert_eq!(shared.oldest_in_flight(1_000), Some(700));
         // So what the next window lists keeps its own stamps (nothing was judged past 699).
-        tx.offer_datagrams(vec![arrived(750, 10)]).unwrap();
-        assert_eq!(stamps_of(&mut rx), [stamp(750)]);
+        let mut read = [stamp(750)];
+        shared.list(&mut read);
+        assert_eq!(read, [stamp(750)]);
         assert_eq!(shared.oldest_in_flight(1_000), Some(750));
         // The socket found empty, the link waits for data: idle once its list is through.
         shared.reading_since(None);
         shared.delivered(1);
         assert_eq!(shared.oldest_in_flight(1_200), None);
-    }
-
-    #[test]
-    fn a_read_is_one_input_and_its_datagrams_past_the_byte_bound_are_dropped_and_counted() {
-        let shared = LinkShared::new(1000);
-        let (tx, mut rx) = link_queue(shared.clone());
-        tx.offer_datagrams(vec![arrived(1, 400), arrived(2, 700), arrived(3, 500)])
-            .unwrap();
-        // 400 + 700 > 1000: the second is dropped; 400 + 500 fits.
-        assert_eq!(stamps_of(&mut rx), [stamp(1), stamp(3)]);
-        assert!(rx.try_recv().is_err(), "one read, one input");
-        assert_eq!(shared.overload_drops.load(Ordering::Relaxed), 1);
-        assert_eq!(shared.overload_bytes.load(Ordering::Relaxed), 700);
-        assert_eq!(shared.oldest_in_flight(0), Some(1));
-        shared.delivered(2);
-        assert_eq!(shared.oldest_in_flight(0), None);
-        drop(rx);
-        assert!(tx.offer_datagrams(vec![arrived(4, 1)]).is_err());
     }
 }

@@ -1,13 +1,15 @@
-//! The receiver's links as tasks: for each configured link, its byte queue, its scanner thread
-//! (which records what the link reads and hands batches to the pipeline and frames to the
-//! forward outputs) and the task that reads the transport (UDP, serial, TCP client or server,
-//! or an SBS feed, read as a TCP client is).
+//! The receiver's links: for each configured link, its scanner (which records what the link
+//! reads and hands batches to the pipeline and frames to the forward outputs) and what reads the
+//! transport: a UDP link's receive thread, which scans what it reads; for a serial, TCP client
+//! or server link, or an SBS feed (read as a TCP client is), a task that queues its reads for
+//! a scanner thread.
 //! Every socket binds before anything runs, so a port in use is a clear, immediate error
 //! naming the link. Stopped in data order: the reading tasks first, then the scanners, which
 //! finish what is queued.
 
 use super::forward::Taps;
 use super::link_queue::{link_queue, LinkSender, LinkShared};
+use super::scan::Scanner;
 use super::{scan, serial, tcp_client, tcp_listen, udp};
 use crate::config::{Config, LinkConfig, LinkTransport};
 use crate::link::LinkId;
@@ -50,7 +52,6 @@ impl Links {
         };
         for (id, link) in LinkId::all(config.links.len()).zip(&config.links) {
             let shared = LinkShared::new(link.queue_bytes);
-            let (queue, queue_rx) = link_queue(shared.clone());
             let taps = taps.for_link(id);
             let recorder = LinkRecorder::new(
                 id,
@@ -61,18 +62,20 @@ impl Links {
                     ..recorder_settings.clone()
                 },
             );
+            let scanner = Scanner::new(recorder, shared.clone(), to_pipeline.clone(), taps);
+            links.shares.push(shared.clone());
+            if let LinkTransport::Udp { .. } = link.kind {
+                // Read and scanned in one thread: the socket buffer is its queue.
+                links
+                    .readers
+                    .push(spawn_udp(link, scanner, shutdown.clone())?);
+                continue;
+            }
+            let (queue, queue_rx) = link_queue(shared);
             links.scanners.push(
-                scan::spawn(
-                    recorder,
-                    &link.name,
-                    queue_rx,
-                    shared.clone(),
-                    to_pipeline.clone(),
-                    taps,
-                )
-                .with_context(|| format!("link {}: cannot start its scanner", link.name))?,
+                scan::spawn(scanner, &link.name, queue_rx)
+                    .with_context(|| format!("link {}: cannot start its scanner", link.name))?,
             );
-            links.shares.push(shared);
             links
                 .readers
                 .push(spawn_reader(link, queue, shutdown.clone())?);
@@ -106,62 +109,7 @@ fn spawn_reader(
 ) -> anyhow::Result<JoinHandle<()>> {
     let name = link.name.clone();
     Ok(match &link.kind {
-        LinkTransport::Udp {
-            bind,
-            allow,
-            rcvbuf_bytes,
-            read_window_ms,
-        } => {
-            let (socket, rcvbuf) = udp::bind(*bind, *rcvbuf_bytes)
-                .with_context(|| format!("link {name}: cannot listen on udp {bind}"))?;
-            let local = socket
-                .local_addr()
-                .map(|a| a.to_string())
-                .unwrap_or_default();
-            tracing::info!(link = %name, %local, rcvbuf_bytes = rcvbuf, "listening");
-            if (rcvbuf as u64) < *rcvbuf_bytes {
-                tracing::warn!(
-                    link = %name,
-                    asked = rcvbuf_bytes,
-                    got = rcvbuf,
-                    "the kernel capped the socket receive buffer (net.core.rmem_max); bursts past it are dropped by the kernel and counted"
-                );
-            }
-            let read_window = std::time::Duration::from_millis(*read_window_ms);
-            // The receive thread waits in poll(2) on its socket and this stop socket, which a
-            // task writes to when the daemon stops; the returned handle ends with the thread.
-            let (stop_tx, stop_rx) = std::os::unix::net::UnixDatagram::pair()
-                .with_context(|| format!("link {name}: cannot make its stop socket"))?;
-            let mut shutdown = shutdown;
-            tokio::spawn(async move {
-                let _ = shutdown.changed().await;
-                let _ = stop_tx.send(&[1]);
-            });
-            let (ended_tx, ended_rx) = tokio::sync::oneshot::channel::<()>();
-            let allow = allow.clone();
-            #[cfg(feature = "testing")]
-            let stall =
-                std::env::var_os("FOXBORNE_TEST_STALL_UDP_FILE").map(std::path::PathBuf::from);
-            std::thread::Builder::new()
-                .name(format!("udp-{name}"))
-                .spawn(move || {
-                    udp::run(
-                        name,
-                        socket,
-                        allow,
-                        read_window,
-                        queue,
-                        stop_rx.into(),
-                        #[cfg(feature = "testing")]
-                        stall,
-                    );
-                    let _ = ended_tx.send(());
-                })
-                .context("cannot start a link's receive thread")?;
-            tokio::spawn(async move {
-                let _ = ended_rx.await;
-            })
-        }
+        LinkTransport::Udp { .. } => unreachable!("UDP links are read by spawn_udp"),
         LinkTransport::Serial {
             path,
             baud,
@@ -201,4 +149,71 @@ fn spawn_reader(
             ))
         }
     })
+}
+
+/// The receive thread of a UDP link, which scans what it reads, until shutdown; the returned
+/// task ends with it. The socket is bound here, before anything runs.
+fn spawn_udp(
+    link: &LinkConfig,
+    scanner: Scanner,
+    shutdown: watch::Receiver<bool>,
+) -> anyhow::Result<JoinHandle<()>> {
+    let name = link.name.clone();
+    let LinkTransport::Udp {
+        bind,
+        allow,
+        rcvbuf_bytes,
+        read_window_ms,
+    } = &link.kind
+    else {
+        unreachable!("spawn_udp is for UDP links")
+    };
+    let (socket, rcvbuf) = udp::bind(*bind, *rcvbuf_bytes)
+        .with_context(|| format!("link {name}: cannot listen on udp {bind}"))?;
+    let local = socket
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    tracing::info!(link = %name, %local, rcvbuf_bytes = rcvbuf, "listening");
+    if (rcvbuf as u64) < *rcvbuf_bytes {
+        tracing::warn!(
+            link = %name,
+            asked = rcvbuf_bytes,
+            got = rcvbuf,
+            "the kernel capped the socket receive buffer (net.core.rmem_max); bursts past it are dropped by the kernel and counted"
+        );
+    }
+    let read_window = std::time::Duration::from_millis(*read_window_ms);
+    // The receive thread waits in poll(2) on its socket and this stop socket, which a
+    // task writes to when the daemon stops; the returned handle ends with the thread.
+    let (stop_tx, stop_rx) = std::os::unix::net::UnixDatagram::pair()
+        .with_context(|| format!("link {name}: cannot make its stop socket"))?;
+    let mut shutdown = shutdown;
+    tokio::spawn(async move {
+        let _ = shutdown.changed().await;
+        let _ = stop_tx.send(&[1]);
+    });
+    let (ended_tx, ended_rx) = tokio::sync::oneshot::channel::<()>();
+    let allow = allow.clone();
+    #[cfg(feature = "testing")]
+    let stall = std::env::var_os("FOXBORNE_TEST_STALL_UDP_FILE").map(std::path::PathBuf::from);
+    std::thread::Builder::new()
+        .name(format!("udp-{name}"))
+        .spawn(move || {
+            udp::run(
+                name,
+                socket,
+                allow,
+                read_window,
+                scanner,
+                stop_rx.into(),
+                #[cfg(feature = "testing")]
+                stall,
+            );
+            let _ = ended_tx.send(());
+        })
+        .context("cannot start a link's receive thread")?;
+    Ok(tokio::spawn(async move {
+        let _ = ended_rx.await;
+    }))
 }

@@ -1,6 +1,7 @@
-//! The daemon: a thin shell of tasks around the pure core. Link tasks (UDP, serial, TCP client
-//! and server) stamp and queue bytes; each link's scanner thread records them and hands copies
-//! of the frames to the forward outputs ([`forward`]); one pipeline task owns the monitors;
+//! The daemon: a thin shell of tasks around the pure core. A UDP link's thread reads, stamps and
+//! scans its datagrams; a stream link's task (serial, TCP client and server) stamps and queues
+//! bytes for its scanner thread; either hands copies of the frames to the forward outputs
+//! ([`forward`]) and batches to the pipeline, which owns the monitors on a thread of its own;
 //! writer threads own the files. It runs in the service shell it shares with `range`
 //! ([`crate::service`]): READY=1 once the links are bound and the files open, WATCHDOG=1 and
 //! STATUS= from the pipeline loop. Shutdown is two-phase: SIGTERM stops the links, then the

@@ -59,12 +59,21 @@ pub struct Pipeline {
 }
 
 impl Pipeline {
-    fn take(&mut self, batch: LinkBatch) {
-        let actions = self.core.take(batch);
-        self.carry_out(actions);
+    /// Scanned input into the monitors. That the link's input is delivered counts at once
+    /// (the pass's watermark must not wait for it); the rest is carried out with the pass's
+    /// [`advance`](Self::advance), so each writer is woken once a pass, not once for the
+    /// receipts and again for the watermark that follows them.
+    fn take(&mut self, batch: LinkBatch, pass: &mut Vec<Action>) {
+        for action in self.core.take(batch) {
+            match action {
+                Action::Delivered { .. } => self.carry_out(vec![action]),
+                _ => pass.push(action),
+            }
+        }
     }
 
-    fn advance(&mut self) {
+    /// Judges up to the watermark, then carries out the pass's actions in order.
+    fn advance(&mut self, mut pass: Vec<Action>) {
         let now_ns = clock::utc_ns();
         let oldest: Vec<Option<i64>> = self
             .links
@@ -72,12 +81,12 @@ impl Pipeline {
             .map(|l| l.oldest_in_flight(now_ns))
             .collect();
         let dropped: Vec<u64> = self.links.iter().map(|l| l.dropped()).collect();
-        let actions = self.core.advance(Advance {
+        pass.extend(self.core.advance(Advance {
             now_ns,
             oldest_in_flight: &oldest,
             dropped: &dropped,
-        });
-        self.carry_out(actions);
+        }));
+        self.carry_out(pass);
     }
 
     fn housekeeping(&mut self) {
@@ -125,11 +134,24 @@ impl Pipeline {
     }
 
     fn carry_out(&mut self, actions: Vec<Action>) {
-        for action in actions {
+        // The receive log's mark goes with the pass's last receipts when it follows them: the
+        // writer then wakes once for both.
+        let last_receipts = actions
+            .iter()
+            .rposition(|a| matches!(a, Action::Write(Stream::Receive, _)));
+        let mark = actions.iter().enumerate().rev().find_map(|(i, a)| match a {
+            Action::ReceiveLogThrough(utc_ns) if last_receipts.is_some_and(|w| w < i) => {
+                Some((i, *utc_ns))
+            }
+            _ => None,
+        });
+        for (i, action) in actions.into_iter().enumerate() {
             match action {
                 Action::Write(Stream::Receive, batch) => {
-                    self.sinks.receive.offer(batch);
+                    let through = mark.filter(|_| Some(i) == last_receipts).map(|m| m.1);
+                    self.sinks.receive.offer_then_mark(batch, through);
                 }
+                Action::ReceiveLogThrough(_) if mark.is_some_and(|m| m.0 == i) => {}
                 Action::Write(Stream::Tlog, batch) => {
                     if let Some(tlog) = &self.sinks.tlog {
                         tlog.offer(batch);
@@ -167,6 +189,7 @@ impl Pipeline {
         reopen: Arc<Notify>,
     ) -> Pipeline {
         let mut next_housekeeping = tokio::time::Instant::now();
+        let mut pass = Vec::new();
         loop {
             let now_utc = clock::utc_ns();
             let wake = match self.core.next_deadline() {
@@ -187,10 +210,10 @@ impl Pipeline {
                 }
                 batch = rx.recv() => {
                     let Some(batch) = batch else { break };
-                    self.take(batch);
+                    self.take(batch, &mut pass);
                     for _ in 1..MAX_BATCHES_PER_PASS {
                         match rx.try_recv() {
-                            Ok(batch) => self.take(batch),
+                            Ok(batch) => self.take(batch, &mut pass),
                             Err(_) => break,
                         }
                     }
@@ -199,7 +222,7 @@ impl Pipeline {
                 _ = tokio::time::sleep_until(wake) => {}
             }
             // After every pass, so a busy pipeline still raises alerts on time.
-            self.advance();
+            self.advance(std::mem::take(&mut pass));
             if tokio::time::Instant::now() >= next_housekeeping {
                 self.housekeeping();
                 next_housekeeping = tokio::time::Instant::now() + HOUSEKEEPING;
@@ -207,7 +230,7 @@ impl Pipeline {
         }
         // Every link has stopped, so none holds the watermark back: whatever still waits is
         // judged, in order.
-        self.advance();
+        self.advance(Vec::new());
         self.housekeeping();
         self
     }

@@ -1,10 +1,13 @@
 //! A UDP link's receive thread: one socket, read with `recvmmsg(2)` (what waits, up to a batch,
-//! in one call); every datagram stamped by the kernel on arrival (`SO_TIMESTAMPNS`) and queued
-//! whole for the link's scanner thread. A busy link is read once per window (`read_window_ms`):
-//! the first datagram after a quiet spell wakes the thread, which then reads what came
-//! meanwhile every window until a read finds the socket empty. At a few thousand datagrams a
-//! second that is one wake-up of each stage per window instead of per datagram, and the stamps
-//! stay the kernel's, so nothing but the hand-off waits (see `link_queue` for the watermark).
+//! in one call); every datagram stamped by the kernel on arrival (`SO_TIMESTAMPNS`), scanned
+//! in this thread and handed to the pipeline a read (or a full batch) at a time. The socket's
+//! buffer (`rcvbuf_kb`) is the link's queue: while the pipeline is behind, the thread waits and
+//! the kernel holds what comes, and what it cannot hold it drops and counts. A busy link is
+//! read once per window (`read_window_ms`): the first datagram after a quiet spell wakes the
+//! thread, which then reads what came meanwhile every window until a read finds the socket
+//! empty. At a few thousand datagrams a second that is one wake-up of each stage per window
+//! instead of per datagram, and the stamps stay the kernel's, so nothing but the hand-off
+//! waits (see `link_queue` for the watermark).
 //!
 //! It is an OS thread blocked in `poll(2)`, not a task on the runtime's reactor: the reactor
 //! keeps every socket in its epoll set, and each datagram arriving would wake a runtime worker
@@ -12,7 +15,8 @@
 //! the link's byte-bounded queue is dropped and counted (`overload`). Datagrams the kernel
 //! dropped because the socket buffer was full are counted too, from `SO_RXQ_OVFL`.
 
-use super::link_queue::{Arrived, Closed, LinkSender};
+use super::input::LinkInput;
+use super::scan::Scanner;
 use crate::clock;
 use crate::link::{LinkChange, Stamp};
 use crate::receipt::json_string;
@@ -227,13 +231,13 @@ fn wait(socket: &UdpSocket, stop: &OwnedFd, for_socket: bool, timeout: Option<Du
 }
 
 /// The receive thread of one UDP link, until `stop` becomes readable (the daemon's stop), then
-/// what the kernel already holds; returns once the link's queue has it all.
+/// what the kernel already holds; returns once the pipeline has it all (or is gone).
 pub fn run(
     name: String,
     socket: UdpSocket,
     allow: Vec<IpNet>,
     read_window: Duration,
-    queue: LinkSender,
+    mut scanner: Scanner,
     stop: OwnedFd,
     #[cfg(feature = "testing")] stall_file: Option<std::path::PathBuf>,
 ) {
@@ -241,16 +245,18 @@ pub fn run(
         .local_addr()
         .map(|a| a.to_string())
         .unwrap_or_default();
+    let mut pending = scanner.batch();
     let up = LinkChange::Up {
         at: clock::stamp(),
         detail: format!("listening on udp {local}"),
     };
-    if queue.note_blocking(up).is_err() {
+    scanner.input(LinkInput::Change(up), &mut pending);
+    if scanner.hand_over(pending).is_err() {
         return;
     }
     let mut batch = Batch::new();
     let mut last_peer: Option<(SocketAddr, Arc<str>)> = None;
-    let shared = queue.shared().clone();
+    let shared = scanner.shared().clone();
     let check_drops = || {
         if let Some(total) = kernel_drop_count(&socket) {
             shared
@@ -261,6 +267,11 @@ pub fn run(
     let mut next_drop_check = Instant::now() + DROP_CHECK;
     let mut stopping = false;
     let mut reading = Reading::AsItComes;
+    // This read's allowed datagrams (their index in the batch) and their arrival stamps.
+    let mut kept = Vec::with_capacity(BATCH);
+    let mut arrivals = Vec::with_capacity(BATCH);
+    // What was scanned and not yet handed over: reads that took a whole batch add to it.
+    let mut pending = scanner.batch();
     'link: loop {
         #[cfg(feature = "testing")]
         while stall_file.as_ref().is_some_and(|p| p.exists()) && !stopping {
@@ -304,6 +315,13 @@ pub fn run(
         let count = match receive(&socket, &mut batch) {
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                // Nothing more waits: what was scanned goes now.
+                if pending.data_inputs > 0 || !pending.changes.is_empty() {
+                    let full = std::mem::replace(&mut pending, scanner.batch());
+                    if scanner.hand_over(full).is_err() {
+                        break 'link;
+                    }
+                }
                 if stopping {
                     break;
                 }
@@ -320,9 +338,9 @@ pub fn run(
                 continue;
             }
         };
-        let mut read = Vec::with_capacity(count);
-        for i in 0..count {
-            let (n, peer, overflow, arrived) = batch.received[i];
+        arrivals.clear();
+        kept.clear();
+        for (i, &(_, peer, overflow, arrived)) in batch.received[..count].iter().enumerate() {
             // Both counts are the socket's running total: the larger is the latest.
             if let Some(total) = overflow {
                 shared
@@ -334,16 +352,19 @@ pub fn run(
                     .iter()
                     .any(|net| crate::config::network_contains(net, peer.ip()))
             {
-                // In its place among the data: what came before it goes first.
-                let before = std::mem::take(&mut read);
                 let denied = LinkChange::Denied {
                     peer: peer.to_string(),
                 };
-                if queue.offer_datagrams(before).is_err() || queue.note_blocking(denied).is_err() {
-                    break 'link;
-                }
+                scanner.input(LinkInput::Change(denied), &mut pending);
                 continue;
             }
+            kept.push(i);
+            arrivals.push(arrived.unwrap_or_else(clock::stamp));
+        }
+        // Listed before they are scanned, so the watermark waits for them.
+        shared.list(&mut arrivals);
+        for (&i, at) in kept.iter().zip(&arrivals) {
+            let (n, peer, _, _) = batch.received[i];
             let src_json = match &last_peer {
                 Some((p, json)) if *p == peer => json.clone(),
                 _ => {
@@ -353,24 +374,29 @@ pub fn run(
                 }
             };
             tracing::trace!(link = %name, bytes = n, %peer, "datagram");
-            read.push(Arrived {
-                arrived,
-                src_json,
-                bytes: batch.bytes(i).to_vec(),
-            });
+            scanner.datagram(*at, &src_json, batch.bytes(i), &mut pending);
         }
-        if let Err(Closed) = queue.offer_datagrams(read) {
-            break 'link;
+        // A read that emptied the socket goes now; so does a batch grown large.
+        if count < BATCH || Scanner::is_full(&pending) {
+            let full = std::mem::replace(&mut pending, scanner.batch());
+            if scanner.hand_over(full).is_err() {
+                break 'link;
+            }
         }
         if !stopping {
+            // What the pipeline may rely on for what is still unread (set once this read's
+            // datagrams are listed, or the floor would be raised past their stamps).
             reading = if count == BATCH {
+                // More waits: the socket is first in, first out, so what is left arrived no
+                // earlier than the last datagram read, however long the backlog takes to scan.
+                shared.reading_since(batch.received[count - 1].3.map(|at| at.utc_ns));
                 Reading::AtOnce
             } else if read_window.is_zero() {
+                shared.reading_since(None);
                 Reading::AsItComes
             } else {
                 // This read emptied the socket: whatever is in it at the next window arrived
-                // after the read began, so the pipeline waits from there (set once this read's
-                // datagrams are listed, or the floor would be raised past their stamps).
+                // after the read began.
                 shared.reading_since(Some(batch.started_utc_ns));
                 Reading::At(Instant::now() + read_window)
             };

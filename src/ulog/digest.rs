@@ -1,8 +1,8 @@
 //! The SHA-256 of a file, taken as it is read: a `Read` adapter, so the ingest hashes the bytes
-//! it parses in the same pass instead of reading the file twice. The hashing runs on a thread
-//! of its own: the ingest reads on one core, and SHA-256 (about 1.5 GB/s here with the CPU's SHA
-//! instructions) is slower than the ingest's reading, so on the same thread it would cost
-//! more than the ingest itself. Every ingest report carries the digest, and the manifest check
+//! it parses in the same pass instead of reading the file twice. Past its first MiB the hashing
+//! runs on a thread of its own: the ingest reads on one core, and SHA-256 (about 1.5 GB/s here
+//! with the CPU's SHA instructions) is slower than the ingest's reading, so on the same thread
+//! it would cost more than the ingest itself; a short log is hashed where it is read. Every ingest report carries the digest, and the manifest check
 //! compares it with the sender's.
 
 use super::value::hex;
@@ -15,12 +15,19 @@ use std::thread::JoinHandle;
 /// (the ingest reads at most 256 KiB at a time).
 const IN_FLIGHT: usize = 4;
 
-/// Hashes everything read through it, on a second thread.
+/// Bytes hashed on the reading thread before the hashing moves to a thread of its own: below
+/// it (a short log) starting a thread costs more than the hashing it takes off the reader.
+const INLINE_BYTES: u64 = 1 << 20;
+
+/// Hashes everything read through it: on the reading thread for the first [`INLINE_BYTES`],
+/// then on a second thread.
 pub struct Sha256Reader<R> {
     inner: R,
+    /// The hash while it is still taken on this thread, and how much it has taken.
+    inline: Option<(Sha256, u64)>,
     work: Option<SyncSender<Vec<u8>>>,
     /// Chunks the hashing thread is done with, to be filled again.
-    spare: Receiver<Vec<u8>>,
+    spare: Option<Receiver<Vec<u8>>>,
     hashing: Option<JoinHandle<Vec<u8>>>,
 }
 
@@ -30,12 +37,22 @@ fn hasher_gone() -> io::Error {
 
 impl<R: Read> Sha256Reader<R> {
     pub fn new(inner: R) -> io::Result<Self> {
+        Ok(Sha256Reader {
+            inner,
+            inline: Some((Sha256::new(), 0)),
+            work: None,
+            spare: None,
+            hashing: None,
+        })
+    }
+
+    /// Moves the hashing, with what it has taken so far, to a thread of its own.
+    fn start_thread(&mut self, mut hasher: Sha256) -> io::Result<()> {
         let (work, chunks) = sync_channel::<Vec<u8>>(IN_FLIGHT);
         let (done, spare) = channel();
         let hashing = std::thread::Builder::new()
             .name("sha256".into())
             .spawn(move || {
-                let mut hasher = Sha256::new();
                 for chunk in chunks {
                     hasher.update(&chunk);
                     // The reader may have finished and gone: then the chunk is not needed.
@@ -43,18 +60,19 @@ impl<R: Read> Sha256Reader<R> {
                 }
                 hasher.finalize().to_vec()
             })?;
-        Ok(Sha256Reader {
-            inner,
-            work: Some(work),
-            spare,
-            hashing: Some(hashing),
-        })
+        self.work = Some(work);
+        self.spare = Some(spare);
+        self.hashing = Some(hashing);
+        Ok(())
     }
 
     /// Reads what is left (a reader may stop early, as the ingest does at an encrypted file's
     /// first bytes) and returns the digest of the whole input, in lower-case hex.
     pub fn finish(mut self) -> io::Result<String> {
         io::copy(&mut self, &mut io::sink())?;
+        if let Some((hasher, _)) = self.inline.take() {
+            return Ok(hex(&hasher.finalize()));
+        }
         self.work = None;
         let digest = self
             .hashing
@@ -69,13 +87,27 @@ impl<R: Read> Sha256Reader<R> {
 impl<R: Read> Read for Sha256Reader<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
-        if n > 0 {
-            let mut chunk = self.spare.try_recv().unwrap_or_default();
-            chunk.clear();
-            chunk.extend_from_slice(&buf[..n]);
-            let work = self.work.as_ref().ok_or_else(hasher_gone)?;
-            work.send(chunk).map_err(|_| hasher_gone())?;
+        if n == 0 {
+            return Ok(0);
         }
+        if let Some((hasher, taken)) = &mut self.inline {
+            hasher.update(&buf[..n]);
+            *taken += n as u64;
+            if *taken >= INLINE_BYTES {
+                let (hasher, _) = self.inline.take().expect("just seen");
+                self.start_thread(hasher)?;
+            }
+            return Ok(n);
+        }
+        let mut chunk = self
+            .spare
+            .as_ref()
+            .and_then(|s| s.try_recv().ok())
+            .unwrap_or_default();
+        chunk.clear();
+        chunk.extend_from_slice(&buf[..n]);
+        let work = self.work.as_ref().ok_or_else(hasher_gone)?;
+        work.send(chunk).map_err(|_| hasher_gone())?;
         Ok(n)
     }
 }
