@@ -144,6 +144,22 @@ struct Run {
     achieved: f64,
 }
 
+/// Waits until `count` (what came out of the receiver) reaches `sent`, or stops growing for
+/// 300 ms: the receiver has drained what it was sent, or lost the rest.
+fn drain(sent: u64, count: impl Fn() -> u64) {
+    let mut last = (0, Instant::now());
+    loop {
+        let n = count();
+        if n >= sent || last.1.elapsed() > Duration::from_millis(300) {
+            return;
+        }
+        if n != last.0 {
+            last = (n, Instant::now());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn ours(label: &str, top: &str, frames: &[Vec<u8>], rate: u64, seconds: f64) -> Run {
     ours_binary(None, label, top, frames, rate, seconds)
 }
@@ -174,19 +190,8 @@ fn ours_binary(
     let tx = sender(daemon.udp);
     let cpu0 = cpu_seconds(clock);
     let (sent, achieved) = send_paced(&tx, frames, rate, seconds);
-    // The drain: until the receive log has every frame, or stops growing for 300 ms (the
-    // writer's buffered lines reach the file within its flush interval).
-    let mut last = (0, Instant::now());
-    loop {
-        let n = daemon.receive_line_count();
-        if n >= sent || last.1.elapsed() > Duration::from_millis(300) {
-            break;
-        }
-        if n != last.0 {
-            last = (n, Instant::now());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    // The writer's buffered lines reach the file within its flush interval.
+    drain(sent, || daemon.receive_line_count());
     let cpu = cpu_seconds(clock) - cpu0;
     let (_, _, hwm) = harness::proc_stat(daemon.pid());
     daemon.stop();
@@ -281,17 +286,7 @@ impl Router {
         let base = router.forwarded.load(Ordering::Relaxed);
         let cpu0 = cpu_seconds(clock);
         let (sent, achieved) = send_paced(&tx, frames, rate, seconds);
-        let mut last = (0, Instant::now());
-        loop {
-            let n = router.forwarded.load(Ordering::Relaxed) - base;
-            if n >= sent || last.1.elapsed() > Duration::from_millis(300) {
-                break;
-            }
-            if n != last.0 {
-                last = (n, Instant::now());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        drain(sent, || router.forwarded.load(Ordering::Relaxed) - base);
         let cpu = cpu_seconds(clock) - cpu0;
         let (_, _, hwm) = harness::proc_stat(pid);
         let forwarded = router.forwarded.load(Ordering::Relaxed) - base;

@@ -64,11 +64,23 @@ impl Links {
             );
             let scanner = Scanner::new(recorder, shared.clone(), to_pipeline.clone(), taps);
             links.shares.push(shared.clone());
-            if let LinkTransport::Udp { .. } = link.kind {
+            if let LinkTransport::Udp {
+                bind,
+                allow,
+                rcvbuf_bytes,
+                read_window_ms,
+            } = &link.kind
+            {
                 // Read and scanned in one thread: the socket buffer is its queue.
+                let socket = UdpLink {
+                    bind: *bind,
+                    allow: allow.clone(),
+                    rcvbuf_bytes: *rcvbuf_bytes,
+                    read_window: std::time::Duration::from_millis(*read_window_ms),
+                };
                 links
                     .readers
-                    .push(spawn_udp(link, scanner, shutdown.clone())?);
+                    .push(spawn_udp(&link.name, socket, scanner, shutdown.clone())?);
                 continue;
             }
             let (queue, queue_rx) = link_queue(shared);
@@ -151,31 +163,37 @@ fn spawn_reader(
     })
 }
 
+/// A UDP link's settings, from its `[[link]]`.
+struct UdpLink {
+    bind: std::net::SocketAddr,
+    allow: Vec<ipnet::IpNet>,
+    rcvbuf_bytes: u64,
+    read_window: std::time::Duration,
+}
+
 /// The receive thread of a UDP link, which scans what it reads, until shutdown; the returned
 /// task ends with it. The socket is bound here, before anything runs.
 fn spawn_udp(
-    link: &LinkConfig,
+    name: &str,
+    link: UdpLink,
     scanner: Scanner,
     shutdown: watch::Receiver<bool>,
 ) -> anyhow::Result<JoinHandle<()>> {
-    let name = link.name.clone();
-    let LinkTransport::Udp {
+    let name = name.to_string();
+    let UdpLink {
         bind,
         allow,
         rcvbuf_bytes,
-        read_window_ms,
-    } = &link.kind
-    else {
-        unreachable!("spawn_udp is for UDP links")
-    };
-    let (socket, rcvbuf) = udp::bind(*bind, *rcvbuf_bytes)
+        read_window,
+    } = link;
+    let (socket, rcvbuf) = udp::bind(bind, rcvbuf_bytes)
         .with_context(|| format!("link {name}: cannot listen on udp {bind}"))?;
     let local = socket
         .local_addr()
         .map(|a| a.to_string())
         .unwrap_or_default();
     tracing::info!(link = %name, %local, rcvbuf_bytes = rcvbuf, "listening");
-    if (rcvbuf as u64) < *rcvbuf_bytes {
+    if (rcvbuf as u64) < rcvbuf_bytes {
         tracing::warn!(
             link = %name,
             asked = rcvbuf_bytes,
@@ -183,7 +201,6 @@ fn spawn_udp(
             "the kernel capped the socket receive buffer (net.core.rmem_max); bursts past it are dropped by the kernel and counted"
         );
     }
-    let read_window = std::time::Duration::from_millis(*read_window_ms);
     // The receive thread waits in poll(2) on its socket and this stop socket, which a
     // task writes to when the daemon stops; the returned handle ends with the thread.
     let (stop_tx, stop_rx) = std::os::unix::net::UnixDatagram::pair()
@@ -194,7 +211,6 @@ fn spawn_udp(
         let _ = stop_tx.send(&[1]);
     });
     let (ended_tx, ended_rx) = tokio::sync::oneshot::channel::<()>();
-    let allow = allow.clone();
     #[cfg(feature = "testing")]
     let stall = std::env::var_os("FOXBORNE_TEST_STALL_UDP_FILE").map(std::path::PathBuf::from);
     std::thread::Builder::new()

@@ -61,8 +61,8 @@ pub struct Pipeline {
 impl Pipeline {
     /// Scanned input into the monitors. That the link's input is delivered counts at once
     /// (the pass's watermark must not wait for it); the rest is carried out with the pass's
-    /// [`advance`](Self::advance), so each writer is woken once a pass, not once for the
-    /// receipts and again for the watermark that follows them.
+    /// [`advance`](Self::advance), so the receipts and the receive log's mark that follows
+    /// them reach the writer back to back, usually in one of its wake-ups.
     fn take(&mut self, batch: LinkBatch, pass: &mut Vec<Action>) {
         for action in self.core.take(batch) {
             match action {
@@ -134,24 +134,11 @@ impl Pipeline {
     }
 
     fn carry_out(&mut self, actions: Vec<Action>) {
-        // The receive log's mark goes with the pass's last receipts when it follows them: the
-        // writer then wakes once for both.
-        let last_receipts = actions
-            .iter()
-            .rposition(|a| matches!(a, Action::Write(Stream::Receive, _)));
-        let mark = actions.iter().enumerate().rev().find_map(|(i, a)| match a {
-            Action::ReceiveLogThrough(utc_ns) if last_receipts.is_some_and(|w| w < i) => {
-                Some((i, *utc_ns))
-            }
-            _ => None,
-        });
-        for (i, action) in actions.into_iter().enumerate() {
+        for action in actions {
             match action {
                 Action::Write(Stream::Receive, batch) => {
-                    let through = mark.filter(|_| Some(i) == last_receipts).map(|m| m.1);
-                    self.sinks.receive.offer_then_mark(batch, through);
+                    self.sinks.receive.offer(batch);
                 }
-                Action::ReceiveLogThrough(_) if mark.is_some_and(|m| m.0 == i) => {}
                 Action::Write(Stream::Tlog, batch) => {
                     if let Some(tlog) = &self.sinks.tlog {
                         tlog.offer(batch);

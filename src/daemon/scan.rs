@@ -117,9 +117,10 @@ impl Scanner {
         }
     }
 
-    /// Hands the batch over: its frames to the forward outputs, then the batch with the link's
-    /// counts to the pipeline, waiting while the pipeline is behind.
-    pub fn hand_over(&mut self, mut batch: LinkBatch) -> Result<(), PipelineGone> {
+    /// Hands what `batch` holds over, leaving it empty: its frames to the forward outputs, then
+    /// the batch with the link's counts to the pipeline, waiting while the pipeline is behind.
+    pub fn hand_over(&mut self, batch: &mut LinkBatch) -> Result<(), PipelineGone> {
+        let mut batch = std::mem::replace(batch, self.batch());
         let copies = std::mem::take(&mut batch.out.frames);
         self.taps.offer(&copies);
         batch.counters = self.recorder.counters().clone();
@@ -153,7 +154,7 @@ pub fn spawn(
                     }
                 }
                 scanner.shared.dequeued(taken_bytes);
-                if scanner.hand_over(batch).is_err() {
+                if scanner.hand_over(&mut batch).is_err() {
                     break;
                 }
             }

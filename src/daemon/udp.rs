@@ -91,6 +91,8 @@ type Received = (usize, SocketAddr, Option<u32>, Option<Stamp>);
 /// The buffers of one `recvmmsg(2)` and what it read into them.
 struct Batch {
     buffers: Vec<Vec<u8>>,
+    /// The call's headers (addresses, control messages), kept from call to call.
+    headers: MultiHeaders<SockaddrStorage>,
     received: Vec<Received>,
     /// UTC just before the call: when it took fewer than [`BATCH`], everything left in the
     /// socket arrived after this.
@@ -101,6 +103,10 @@ impl Batch {
     fn new() -> Batch {
         Batch {
             buffers: (0..BATCH).map(|_| vec![0u8; DATAGRAM_MAX]).collect(),
+            headers: MultiHeaders::preallocate(
+                BATCH,
+                Some(nix::cmsg_space!(u32, nix::sys::time::TimeSpec)),
+            ),
             received: Vec::with_capacity(BATCH),
             started_utc_ns: 0,
         }
@@ -117,12 +123,6 @@ impl Batch {
 fn receive(socket: &UdpSocket, batch: &mut Batch) -> std::io::Result<usize> {
     batch.received.clear();
     batch.started_utc_ns = clock::utc_ns();
-    // Made for each call (nix's headers borrow the buffers for the call): a few hundred
-    // nanoseconds beside the system call.
-    let mut headers = MultiHeaders::<SockaddrStorage>::preallocate(
-        BATCH,
-        Some(nix::cmsg_space!(u32, nix::sys::time::TimeSpec)),
-    );
     let mut slices: Vec<[IoSliceMut; 1]> = batch
         .buffers
         .iter_mut()
@@ -130,7 +130,7 @@ fn receive(socket: &UdpSocket, batch: &mut Batch) -> std::io::Result<usize> {
         .collect();
     let messages = socket::recvmmsg(
         socket.as_raw_fd(),
-        &mut headers,
+        &mut batch.headers,
         slices.iter_mut(),
         MsgFlags::MSG_DONTWAIT,
         None,
@@ -212,16 +212,21 @@ enum Woken {
 /// (`None`: no limit).
 fn wait(socket: &UdpSocket, stop: &OwnedFd, for_socket: bool, timeout: Option<Duration>) -> Woken {
     use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-    let mut fds = vec![PollFd::new(stop.as_fd(), PollFlags::POLLIN)];
-    if for_socket {
-        fds.push(PollFd::new(socket.as_fd(), PollFlags::POLLIN));
-    }
+    let mut both = [
+        PollFd::new(stop.as_fd(), PollFlags::POLLIN),
+        PollFd::new(socket.as_fd(), PollFlags::POLLIN),
+    ];
+    let fds = if for_socket {
+        &mut both[..]
+    } else {
+        &mut both[..1]
+    };
     let timeout = match timeout {
         None => PollTimeout::NONE,
         // Rounded up, so a wait never ends just before its instant and spins.
         Some(t) => PollTimeout::from(t.as_micros().div_ceil(1000).min(60_000) as u16),
     };
-    match poll(&mut fds, timeout) {
+    match poll(fds, timeout) {
         Ok(0) => Woken::Timeout,
         Ok(_) if fds[0].any() == Some(true) => Woken::Stop,
         Ok(_) => Woken::Readable,
@@ -245,13 +250,14 @@ pub fn run(
         .local_addr()
         .map(|a| a.to_string())
         .unwrap_or_default();
+    // What was scanned and not yet handed over: reads that took a whole batch add to it.
     let mut pending = scanner.batch();
     let up = LinkChange::Up {
         at: clock::stamp(),
         detail: format!("listening on udp {local}"),
     };
     scanner.input(LinkInput::Change(up), &mut pending);
-    if scanner.hand_over(pending).is_err() {
+    if scanner.hand_over(&mut pending).is_err() {
         return;
     }
     let mut batch = Batch::new();
@@ -270,8 +276,6 @@ pub fn run(
     // This read's allowed datagrams (their index in the batch) and their arrival stamps.
     let mut kept = Vec::with_capacity(BATCH);
     let mut arrivals = Vec::with_capacity(BATCH);
-    // What was scanned and not yet handed over: reads that took a whole batch add to it.
-    let mut pending = scanner.batch();
     'link: loop {
         #[cfg(feature = "testing")]
         while stall_file.as_ref().is_some_and(|p| p.exists()) && !stopping {
@@ -316,11 +320,9 @@ pub fn run(
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                 // Nothing more waits: what was scanned goes now.
-                if pending.data_inputs > 0 || !pending.changes.is_empty() {
-                    let full = std::mem::replace(&mut pending, scanner.batch());
-                    if scanner.hand_over(full).is_err() {
-                        break 'link;
-                    }
+                let scanned = pending.data_inputs > 0 || !pending.changes.is_empty();
+                if scanned && scanner.hand_over(&mut pending).is_err() {
+                    break 'link;
                 }
                 if stopping {
                     break;
@@ -377,11 +379,9 @@ pub fn run(
             scanner.datagram(*at, &src_json, batch.bytes(i), &mut pending);
         }
         // A read that emptied the socket goes now; so does a batch grown large.
-        if count < BATCH || Scanner::is_full(&pending) {
-            let full = std::mem::replace(&mut pending, scanner.batch());
-            if scanner.hand_over(full).is_err() {
-                break 'link;
-            }
+        let goes_now = count < BATCH || Scanner::is_full(&pending);
+        if goes_now && scanner.hand_over(&mut pending).is_err() {
+            break 'link;
         }
         if !stopping {
             // What the pipeline may rely on for what is still unread (set once this read's

@@ -23,9 +23,7 @@ pub struct Batch {
 }
 
 enum Message {
-    /// Lines, and the mark that follows them when the writer is handed both at once (one
-    /// wake-up of the thread instead of two).
-    Batch(Batch, Option<i64>),
+    Batch(Batch),
     Reopen,
     /// Every line stamped before this instant has been handed over (see
     /// [`WriterHandle::complete_through`]).
@@ -78,29 +76,16 @@ impl WriterHandle {
     /// Queues a batch unless that would pass the buffer bound; a batch that does not fit is
     /// dropped and counted. Never blocks.
     pub fn offer(&self, batch: Batch) -> bool {
-        self.offer_then_mark(batch, None)
-    }
-
-    /// [`offer`](Self::offer), then [`complete_through`](Self::complete_through) when
-    /// `through` is given, in one message.
-    pub fn offer_then_mark(&self, batch: Batch, through: Option<i64>) -> bool {
         let size = batch.bytes.len() as u64;
         let pending = self.stats.pending_bytes.load(Ordering::Acquire);
         if pending + size > self.max_pending {
             self.record_drop(&batch);
-            if let Some(utc_ns) = through {
-                self.complete_through(utc_ns);
-            }
             return false;
         }
         self.stats.pending_bytes.fetch_add(size, Ordering::AcqRel);
-        match self
-            .tx
-            .as_ref()
-            .map(|tx| tx.send(Message::Batch(batch, through)))
-        {
+        match self.tx.as_ref().map(|tx| tx.send(Message::Batch(batch))) {
             Some(Ok(())) => true,
-            Some(Err(mpsc::SendError(Message::Batch(batch, _)))) => {
+            Some(Err(mpsc::SendError(Message::Batch(batch)))) => {
                 self.stats.pending_bytes.fetch_sub(size, Ordering::AcqRel);
                 self.record_drop(&batch);
                 false
@@ -198,10 +183,7 @@ pub fn spawn_writer(
             let wait = if failing_since.is_some() { RETRY_EVERY } else { fsync_interval.saturating_sub(last_sync.elapsed()) };
             if closing_since.is_none() {
                 match rx.recv_timeout(wait) {
-                    Ok(Message::Batch(b, through)) => {
-                        queue.push_back(Queued::Lines(b));
-                        queue.extend(through.map(Queued::Through));
-                    }
+                    Ok(Message::Batch(b)) => queue.push_back(Queued::Lines(b)),
                     Ok(Message::Through(t)) => queue.push_back(Queued::Through(t)),
                     Ok(Message::Reopen) => {
                         write_queue(&mut file, &mut queue, &stats, &thread_name, &mut failing_since, now_utc_ns);
@@ -213,10 +195,7 @@ pub fn spawn_writer(
                 // Take whatever else is already queued so it goes out in the same pass.
                 while let Ok(msg) = rx.try_recv() {
                     match msg {
-                        Message::Batch(b, through) => {
-                            queue.push_back(Queued::Lines(b));
-                            queue.extend(through.map(Queued::Through));
-                        }
+                        Message::Batch(b) => queue.push_back(Queued::Lines(b)),
                         Message::Through(t) => queue.push_back(Queued::Through(t)),
                         Message::Reopen => {
                             write_queue(&mut file, &mut queue, &stats, &thread_name, &mut failing_since, now_utc_ns);
