@@ -10,6 +10,7 @@
 //! ([`crate::service::stop`]): a stage that hangs is given up by name and the exit is 1.
 
 pub mod forward;
+pub mod held_lines;
 pub mod input;
 pub mod kernel_clock;
 pub mod link_queue;
@@ -113,6 +114,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         links: links.shares.clone(),
         published: face.status,
         notifier: service.loop_notifier(),
+        held: Default::default(),
     };
     let (side_events_tx, side_events_rx) = mpsc::channel(SIDE_EVENTS_QUEUE);
     let retention = config.retention.is_set().then(|| {

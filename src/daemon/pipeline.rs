@@ -1,11 +1,14 @@
 //! The pipeline task: the thin shell around [`crate::pipeline::PipelineCore`]. It reads the
 //! world (the clock, the links' in-flight stamps and drop counters, the kernel clock, the
 //! writers' and webhooks' counters), hands it to the core, and carries out what the core
-//! returns: lines to the writers (never waiting on a disk), events to the sinks, the status
+//! returns: lines to the writers (held a little so each writer wakes once for several passes,
+//! [`super::held_lines`], and never waiting on a disk), events to the sinks, the status
 //! snapshot, systemd's status and watchdog. It sleeps until the monitors' next deadline, so a
 //! telemetry_gap opens live, when its deadline passes; and since no link is scanned here, no
-//! link's input can delay the alert timer or the watchdog ping.
+//! link's input can delay the alert timer or the watchdog ping. While batches come often it
+//! takes them at a pace ([`PASS_PACE`]) rather than as each comes.
 
+use super::held_lines::HeldLines;
 use super::kernel_clock;
 use super::link_queue::LinkShared;
 use crate::clock;
@@ -19,11 +22,22 @@ use crate::sink::WriterHandle;
 use crate::status::{StatusSnapshot, StreamSnapshot, WebhookSnapshot};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch, Notify};
 
 /// How many batches one pass takes before judging and polling.
 const MAX_BATCHES_PER_PASS: usize = 64;
+
+/// While batches come more often than this (a pass took more than one, or came within half
+/// this of the last), the loop waits this long after a pass (or to the monitors' next
+/// deadline, if sooner) before it takes more: the links' batches meanwhile wait in the queue,
+/// and a link that hands one over does not wake a pipeline that is not waiting on the queue.
+/// So the thread wakes this often instead of once for each link's read window; frames are
+/// still forwarded at each link's read, and an alert's deadline is still met on time. Batches
+/// that come this far apart anyway (one UDP link at its default window) are taken as they
+/// come: a wait would only add a wake-up. A pass that took a full [`MAX_BATCHES_PER_PASS`] is
+/// behind, so it goes on at once.
+pub const PASS_PACE: Duration = Duration::from_millis(20);
 
 pub struct Sinks {
     pub receive: WriterHandle,
@@ -56,13 +70,14 @@ pub struct Pipeline {
     /// The service's STATUS= and WATCHDOG=1, sent from this loop (a wedged pipeline stops the
     /// pings).
     pub notifier: Notifier,
+    /// Lines on their way to the writers.
+    pub held: HeldLines,
 }
 
 impl Pipeline {
     /// Scanned input into the monitors. That the link's input is delivered counts at once
     /// (the pass's watermark must not wait for it); the rest is carried out with the pass's
-    /// [`advance`](Self::advance), so the receipts and the receive log's mark that follows
-    /// them reach the writer back to back, usually in one of its wake-ups.
+    /// [`advance`](Self::advance).
     fn take(&mut self, batch: LinkBatch, pass: &mut Vec<Action>) {
         for action in self.core.take(batch) {
             match action {
@@ -136,26 +151,16 @@ impl Pipeline {
     fn carry_out(&mut self, actions: Vec<Action>) {
         for action in actions {
             match action {
-                Action::Write(Stream::Receive, batch) => {
-                    self.sinks.receive.offer(batch);
-                }
-                Action::Write(Stream::Tlog, batch) => {
-                    if let Some(tlog) = &self.sinks.tlog {
-                        tlog.offer(batch);
-                    }
-                }
-                Action::Write(Stream::Traffic, batch) => {
-                    if let Some(traffic) = &self.sinks.traffic {
-                        traffic.offer(batch);
-                    }
-                }
+                Action::Write(stream, batch) => self.held.hold(stream, batch, Instant::now()),
                 Action::Emit(event) => self.sinks.events.emit(&event),
                 Action::Delivered { link, inputs } => {
                     if let Some(shared) = self.links.get(link.index()) {
                         shared.delivered(inputs);
                     }
                 }
-                Action::ReceiveLogThrough(utc_ns) => self.sinks.receive.complete_through(utc_ns),
+                Action::ReceiveLogThrough(utc_ns) => {
+                    self.held.receive_through(utc_ns, Instant::now())
+                }
                 Action::Publish(snapshot) => {
                     self.published.send_replace(Arc::from(snapshot));
                 }
@@ -164,6 +169,40 @@ impl Pipeline {
                 Action::Log(note) => log(note),
             }
         }
+    }
+
+    /// Hands the held lines to their writers, then the receive log's mark.
+    fn hand_on_held(&mut self) {
+        let handed = self.held.take();
+        for (stream, batch) in handed.batches {
+            let writer = match stream {
+                Stream::Receive => Some(&self.sinks.receive),
+                Stream::Tlog => self.sinks.tlog.as_ref(),
+                Stream::Traffic => self.sinks.traffic.as_ref(),
+            };
+            if let Some(writer) = writer {
+                writer.offer(batch);
+            }
+        }
+        if let Some(utc_ns) = handed.receive_through {
+            self.sinks.receive.complete_through(utc_ns);
+        }
+    }
+
+    /// When the loop must run again without input: the monitors' next deadline, or the next
+    /// housekeeping if sooner.
+    /// Held lines wake it only a pace after they are due: while batches keep coming, a pass
+    /// comes first and takes them along.
+    fn next_wake(&self, next_housekeeping: tokio::time::Instant) -> tokio::time::Instant {
+        let mut wake = next_housekeeping;
+        if let Some(deadline) = self.core.next_deadline() {
+            let left = (deadline - clock::utc_ns()).max(0) as u64;
+            wake = wake.min(tokio::time::Instant::now() + Duration::from_nanos(left));
+        }
+        if let Some(due) = self.held.due() {
+            wake = wake.min(tokio::time::Instant::from_std(due + PASS_PACE));
+        }
+        wake
     }
 
     /// Runs until every link's scanner has ended (their senders dropped), then flushes.
@@ -177,19 +216,14 @@ impl Pipeline {
     ) -> Pipeline {
         let mut next_housekeeping = tokio::time::Instant::now();
         let mut pass = Vec::new();
+        let mut last_pass: Option<tokio::time::Instant> = None;
         loop {
-            let now_utc = clock::utc_ns();
-            let wake = match self.core.next_deadline() {
-                Some(deadline) => {
-                    let until = tokio::time::Instant::now()
-                        + Duration::from_nanos((deadline - now_utc).max(0) as u64);
-                    until.min(next_housekeeping)
-                }
-                None => next_housekeeping,
-            };
+            let wake = self.next_wake(next_housekeeping);
+            let mut taken = 0;
             tokio::select! {
                 biased;
                 _ = reopen.notified() => {
+                    self.hand_on_held();
                     for writer in self.sinks.writers() {
                         writer.reopen();
                     }
@@ -198,11 +232,13 @@ impl Pipeline {
                 batch = rx.recv() => {
                     let Some(batch) = batch else { break };
                     self.take(batch, &mut pass);
-                    for _ in 1..MAX_BATCHES_PER_PASS {
+                    taken = 1;
+                    while taken < MAX_BATCHES_PER_PASS {
                         match rx.try_recv() {
                             Ok(batch) => self.take(batch, &mut pass),
                             Err(_) => break,
                         }
+                        taken += 1;
                     }
                 }
                 Some(event) = side_events.recv() => self.sinks.events.emit(&event),
@@ -210,14 +246,27 @@ impl Pipeline {
             }
             // After every pass, so a busy pipeline still raises alerts on time.
             self.advance(std::mem::take(&mut pass));
+            if self.held.is_due(Instant::now()) {
+                self.hand_on_held();
+            }
             if tokio::time::Instant::now() >= next_housekeeping {
                 self.housekeeping();
                 next_housekeeping = tokio::time::Instant::now() + HOUSEKEEPING;
+            }
+            if taken > 0 {
+                let now = tokio::time::Instant::now();
+                let often = taken > 1 || last_pass.is_some_and(|t| now - t < PASS_PACE / 2);
+                last_pass = Some(now);
+                if often && taken < MAX_BATCHES_PER_PASS {
+                    let until = (now + PASS_PACE).min(self.next_wake(next_housekeeping));
+                    tokio::time::sleep_until(until).await;
+                }
             }
         }
         // Every link has stopped, so none holds the watermark back: whatever still waits is
         // judged, in order.
         self.advance(Vec::new());
+        self.hand_on_held();
         self.housekeeping();
         self
     }

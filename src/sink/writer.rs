@@ -22,6 +22,21 @@ pub struct Batch {
     pub bytes: Vec<u8>,
 }
 
+impl Batch {
+    /// Takes `later`'s lines after its own when both are of the same day and the two together
+    /// stay within `max_bytes`; gives `later` back otherwise.
+    pub fn join(&mut self, later: Batch, max_bytes: usize) -> Result<(), Batch> {
+        if later.day != self.day || self.bytes.len() + later.bytes.len() > max_bytes {
+            return Err(later);
+        }
+        self.bytes.extend_from_slice(&later.bytes);
+        self.lines += later.lines;
+        self.first_utc_ns = self.first_utc_ns.min(later.first_utc_ns);
+        self.last_utc_ns = self.last_utc_ns.max(later.last_utc_ns);
+        Ok(())
+    }
+}
+
 enum Message {
     Batch(Batch),
     Reopen,
