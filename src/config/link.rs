@@ -147,12 +147,37 @@ pub struct LinkConfig {
 /// peers at once on a listener.
 const DEFAULT_LINK_QUEUE_MB: u64 = 16;
 const DEFAULT_RCVBUF_KB: u64 = 8192;
-/// A busy UDP link is read every 5 ms: at 2,000 datagrams a second each stage of the hand-off
-/// wakes once for about ten of them, and a receipt, a forward or an alert waits 5 ms at most.
-const DEFAULT_READ_WINDOW_MS: u64 = 5;
+/// A busy UDP link whose frames are forwarded is read every 5 ms: a forwarded frame waits
+/// 5 ms at most, and at 2,000 datagrams a second the link's thread wakes once for about ten.
+const DEFAULT_READ_WINDOW_FORWARDED_MS: u64 = 5;
+/// A busy UDP link that nothing forwards is read every 20 ms, the pipeline's pace when batches
+/// come often (`daemon::pipeline::PASS_PACE`): what it reads would wait for the pipeline's
+/// next pass anyway, so reading it more often only wakes the thread more often.
+const DEFAULT_READ_WINDOW_MS: u64 = 20;
 pub(super) const DEFAULT_MAX_PEERS: u64 = 8;
 /// The most speeds one serial link tries.
 const MAX_BAUDS: usize = 16;
+
+/// The read window of each UDP link that does not set its own: shorter when a forward takes
+/// the link's frames, so they go out with little delay.
+pub(super) fn settle_read_windows(
+    links: &mut [LinkConfig],
+    raw: &[RawLink],
+    forwarded: impl Fn(crate::link::LinkId) -> bool,
+) {
+    for (index, (link, raw)) in links.iter_mut().zip(raw).enumerate() {
+        let forwarded = crate::link::LinkId::new(index).is_some_and(&forwarded);
+        if let (LinkTransport::Udp { read_window_ms, .. }, None) =
+            (&mut link.kind, raw.read_window_ms)
+        {
+            *read_window_ms = if forwarded {
+                DEFAULT_READ_WINDOW_FORWARDED_MS
+            } else {
+                DEFAULT_READ_WINDOW_MS
+            };
+        }
+    }
+}
 
 /// Every `[[link]]`, in the order written: names unique, each a UDP, serial, TCP client or TCP
 /// server link, with only the keys its transport takes.
@@ -304,6 +329,7 @@ fn parse_transport(
             let bind = bind("udp", &link.udp, "0.0.0.0:14550")?;
             let rcvbuf_kb = link.rcvbuf_kb.unwrap_or(DEFAULT_RCVBUF_KB);
             in_range("rcvbuf_kb", rcvbuf_kb as f64)?;
+            // Unset, it is settled once the forwards are known (`settle_read_windows`).
             let read_window_ms = link.read_window_ms.unwrap_or(DEFAULT_READ_WINDOW_MS);
             in_range("read_window_ms", read_window_ms as f64)?;
             LinkTransport::Udp {
@@ -465,6 +491,31 @@ mod tests {
             default.links[0].kind,
             LinkTransport::TcpListen { max_peers: 8, .. }
         ));
+    }
+
+    #[test]
+    fn a_udp_links_read_window_is_shorter_when_its_frames_are_forwarded() {
+        let links = "[[link]]\nname = \"radio\"\nudp = \"0.0.0.0:14550\"\n[[link]]\nname = \"sitl\"\nudp = \"0.0.0.0:14560\"\n[[link]]\nname = \"set\"\nudp = \"0.0.0.0:14570\"\nread_window_ms = 7\n";
+        let window = |c: &super::super::Config, i: usize| match c.links[i].kind {
+            LinkTransport::Udp { read_window_ms, .. } => read_window_ms,
+            _ => panic!("udp"),
+        };
+        let none = parse(links).unwrap();
+        assert_eq!(
+            (window(&none, 0), window(&none, 1), window(&none, 2)),
+            (20, 20, 7)
+        );
+        let one = parse(&format!(
+            "{links}[[forward]]\nudp = \"127.0.0.1:14551\"\nlinks = [\"sitl\", \"set\"]\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            (window(&one, 0), window(&one, 1), window(&one, 2)),
+            (20, 5, 7)
+        );
+        assert_eq!(one.effective()["link"][1]["read_window_ms"], 5);
+        let every = parse(&format!("{links}[[forward]]\nudp = \"127.0.0.1:14551\"\n")).unwrap();
+        assert_eq!((window(&every, 0), window(&every, 1)), (5, 5));
     }
 
     #[test]

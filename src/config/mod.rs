@@ -160,8 +160,11 @@ impl Config {
         };
         let fields_for =
             FieldSelection::parse(&fields).map_err(|e| invalid("fields", e.to_string()))?;
-        let links = link::parse_links(&raw.links, &invalid)?;
+        let mut links = link::parse_links(&raw.links, &invalid)?;
         let forwards = forward::parse_forwards(&raw.forwards, &links, &invalid)?;
+        link::settle_read_windows(&mut links, &raw.links, |id| {
+            forwards.iter().any(|f| f.filter.takes_link(id))
+        });
         let mut gap = monitors::parse_gap(&raw.gap, &invalid)?;
         gap.link_thresholds = links
             .iter()
