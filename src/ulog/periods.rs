@@ -207,10 +207,25 @@ mod tests {
                 (seen >= total.div_ceil(2)).then(|| sum / n)
             });
             assert_eq!(sparse.median(), median, "round {round}");
-            for threshold in [0, 1, 63, 64, 9_999, 10_000, 25_000, 1 << 20, 1 << 39, u64::MAX] {
-                let from = bucket_of(threshold);
-                let want: u64 = dense.iter().skip(from).map(|(n, _)| n).sum();
-                assert_eq!(sparse.count_at_least(threshold), want, "round {round}, {threshold}");
+            let thresholds = [
+                0,
+                1,
+                63,
+                64,
+                9_999,
+                10_000,
+                25_000,
+                1 << 20,
+                1 << 39,
+                u64::MAX,
+            ];
+            for at_least in thresholds {
+                let want: u64 = dense.iter().skip(bucket_of(at_least)).map(|(n, _)| n).sum();
+                assert_eq!(
+                    sparse.count_at_least(at_least),
+                    want,
+                    "round {round}, {at_least}"
+                );
             }
         }
     }
