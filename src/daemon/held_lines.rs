@@ -66,6 +66,15 @@ impl HeldLines {
         self.receive_through = Some(self.receive_through.map_or(utc_ns, |t| t.max(utc_ns)));
     }
 
+    /// Bytes of `stream`'s lines held.
+    pub fn bytes(&self, stream: Stream) -> u64 {
+        self.batches
+            .iter()
+            .filter(|(s, _)| *s == stream)
+            .map(|(_, b)| b.bytes.len() as u64)
+            .sum()
+    }
+
     /// When what is held is due: [`HOLD`] after the first of it.
     pub fn due(&self) -> Option<Instant> {
         self.since.map(|since| since + HOLD)
@@ -111,6 +120,14 @@ mod tests {
         held.hold(Stream::Receive, lines(2, 40, "e\n"), t0);
         held.receive_through(35, t0);
         held.receive_through(25, t0);
+        assert_eq!(
+            (
+                held.bytes(Stream::Receive),
+                held.bytes(Stream::Tlog),
+                held.bytes(Stream::Traffic)
+            ),
+            (10, 1, 0)
+        );
         let handed = held.take();
         let got: Vec<(Stream, i64, u64, &str, i64, i64)> = handed
             .batches
@@ -136,6 +153,7 @@ mod tests {
         );
         assert_eq!(handed.receive_through, Some(35));
         assert!(held.take().batches.is_empty() && held.due().is_none());
+        assert_eq!(held.bytes(Stream::Receive), 0);
     }
 
     #[test]

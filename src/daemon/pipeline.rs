@@ -48,15 +48,26 @@ pub struct Sinks {
 }
 
 impl Sinks {
-    fn writers(&self) -> impl Iterator<Item = &WriterHandle> {
+    /// The writer of a stream of lines, if this configuration writes it.
+    fn writer(&self, stream: Stream) -> Option<&WriterHandle> {
+        match stream {
+            Stream::Receive => Some(&self.receive),
+            Stream::Tlog => self.tlog.as_ref(),
+            Stream::Traffic => self.traffic.as_ref(),
+        }
+    }
+
+    /// Every writer, with the stream of lines it takes (`None`: the events file, whose lines
+    /// are not held).
+    fn writers(&self) -> impl Iterator<Item = (Option<Stream>, &WriterHandle)> {
         [
-            Some(&self.receive),
-            self.tlog.as_ref(),
-            self.traffic.as_ref(),
-            Some(&self.events.file),
+            (Some(Stream::Receive), Some(&self.receive)),
+            (Some(Stream::Tlog), self.tlog.as_ref()),
+            (Some(Stream::Traffic), self.traffic.as_ref()),
+            (None, Some(&self.events.file)),
         ]
         .into_iter()
-        .flatten()
+        .filter_map(|(stream, writer)| Some((stream, writer?)))
     }
 }
 
@@ -118,11 +129,11 @@ impl Pipeline {
                     )
                 })
                 .collect(),
-            streams: self.sinks.writers().map(stream_snapshot).collect(),
+            streams: self.stream_snapshots(),
             writer_drops: self
                 .sinks
                 .writers()
-                .filter_map(|w| {
+                .filter_map(|(_, w)| {
                     Some(WriterDrops {
                         stream: w.name().to_string(),
                         dropped: w.take_drops()?,
@@ -171,16 +182,20 @@ impl Pipeline {
         }
     }
 
+    /// Each written file's figures. A stream's lines held here ([`HeldLines`]) are pending as
+    /// much as those in its writer's queue, so they count in its `pending_bytes`.
+    fn stream_snapshots(&self) -> Vec<StreamSnapshot> {
+        self.sinks
+            .writers()
+            .map(|(stream, w)| stream_snapshot(w, stream.map_or(0, |s| self.held.bytes(s))))
+            .collect()
+    }
+
     /// Hands the held lines to their writers, then the receive log's mark.
     fn hand_on_held(&mut self) {
         let handed = self.held.take();
         for (stream, batch) in handed.batches {
-            let writer = match stream {
-                Stream::Receive => Some(&self.sinks.receive),
-                Stream::Tlog => self.sinks.tlog.as_ref(),
-                Stream::Traffic => self.sinks.traffic.as_ref(),
-            };
-            if let Some(writer) = writer {
+            if let Some(writer) = self.sinks.writer(stream) {
                 writer.offer(batch);
             }
         }
@@ -224,7 +239,7 @@ impl Pipeline {
                 biased;
                 _ = reopen.notified() => {
                     self.hand_on_held();
-                    for writer in self.sinks.writers() {
+                    for (_, writer) in self.sinks.writers() {
                         writer.reopen();
                     }
                     tracing::info!("SIGHUP: files reopened");
@@ -272,12 +287,13 @@ impl Pipeline {
     }
 }
 
-fn stream_snapshot(w: &WriterHandle) -> StreamSnapshot {
+/// `held_bytes`: the stream's lines the pipeline still holds, not yet in the writer's queue.
+fn stream_snapshot(w: &WriterHandle, held_bytes: u64) -> StreamSnapshot {
     StreamSnapshot {
         name: w.name().to_string(),
         lines_written: w.stats.lines_written.load(Ordering::Relaxed),
         bytes_written: w.stats.bytes_written.load(Ordering::Relaxed),
-        pending_bytes: w.stats.pending_bytes.load(Ordering::Relaxed),
+        pending_bytes: w.stats.pending_bytes.load(Ordering::Relaxed) + held_bytes,
         dropped_lines: w.stats.dropped_lines.load(Ordering::Relaxed),
         write_errors: w.stats.write_errors.load(Ordering::Relaxed),
         write_lag_s: w.stats.last_write_lag_ns.load(Ordering::Relaxed) as f64 / 1e9,
